@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where each value of a JSON document starts. jansson parses the policy but keeps
+ * no positions, and every error must name a line and a column; so one extra pass
+ * over the (already validated) text records "surface.write[2]" -> line:col for
+ * every value down to a fixed depth, sorted for binary search. Columns count
+ * characters (UTF-8 sequences), as editors do.
+ */
+#include <string.h>
+
+#include "policy-private.h"
+
+#define LOC_DEPTH_MAX 32
+#define LOC_KEY_MAX   1024
+
+struct loc_entry {
+	char *key;
+	unsigned line, col;   /* the value */
+	unsigned kline, kcol; /* the member name, for object members */
+};
+
+struct locator {
+	struct loc_entry *v;
+	size_t n, cap;
+};
+
+struct scan {
+	const char *s;
+	size_t len, i;
+	unsigned line, col;
+	struct locator *l;
+	char key[LOC_KEY_MAX];
+	bool ok;
+};
+
+static void
+adv(struct scan *sc)
+{
+	unsigned char c = (unsigned char)sc->s[sc->i++];
+	if (c == '\n') {
+		sc->line++;
+		sc->col = 1;
+	} else if ((c & 0xC0) != 0x80) {
+		sc->col++;
+	}
+}
+
+static void
+ws(struct scan *sc)
+{
+	while (sc->i < sc->len && strchr(" \t\r\n", sc->s[sc->i]) && sc->s[sc->i])
+		adv(sc);
+}
+
+static int
+peek(const struct scan *sc)
+{
+	return sc->i < sc->len ? (unsigned char)sc->s[sc->i] : -1;
+}
+
+static void
+record(struct scan *sc, unsigned line, unsigned col, unsigned kline, unsigned kcol)
+{
+	struct locator *l = sc->l;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct loc_entry *v = realloc(l->v, cap * sizeof(*v));
+		if (!v) {
+			sc->ok = false;
+			return;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	char *k = strdup(sc->key);
+	if (!k) {
+		sc->ok = false;
+		return;
+	}
+	l->v[l->n++] = (struct loc_entry){k, line, col, kline, kcol};
+}
+
+/* Skips a string; copies its raw bytes (escapes undecoded) to out when not NULL. */
+static void
+string(struct scan *sc, char *out, size_t size)
+{
+	size_t o = 0;
+	adv(sc); /* the opening quote */
+	while (sc->i < sc->len && sc->s[sc->i] != '"') {
+		if (sc->s[sc->i] == '\\') {
+			if (out && o + 1 < size)
+				out[o++] = sc->s[sc->i];
+			adv(sc);
+			if (sc->i >= sc->len)
+				break;
+		}
+		if (out && o + 1 < size)
+			out[o++] = sc->s[sc->i];
+		adv(sc);
+	}
+	if (sc->i < sc->len)
+		adv(sc);
+	else
+		sc->ok = false;
+	if (out)
+		out[o] = '\0';
+}
+
+static void value(struct scan *sc, int depth, unsigned kline, unsigned kcol);
+
+static void
+members(struct scan *sc, int depth, bool object)
+{
+	size_t base = strlen(sc->key);
+	unsigned idx = 0;
+	int close = object ? '}' : ']';
+
+	adv(sc);
+	ws(sc);
+	if (peek(sc) == close) {
+		adv(sc);
+		return;
+	}
+	while (sc->ok) {
+		unsigned kline = 0, kcol = 0;
+		ws(sc);
+		if (object) {
+			char name[256];
+			if (peek(sc) != '"') {
+				sc->ok = false;
+				return;
+			}
+			kline = sc->line;
+			kcol = sc->col;
+			string(sc, name, sizeof(name));
+			snprintf(sc->key + base, sizeof(sc->key) - base, "%s%s", base ? "." : "",
+			         name);
+			ws(sc);
+			if (peek(sc) != ':') {
+				sc->ok = false;
+				return;
+			}
+			adv(sc);
+		} else {
+			snprintf(sc->key + base, sizeof(sc->key) - base, "[%u]", idx++);
+		}
+		ws(sc);
+		value(sc, depth + 1, kline, kcol);
+		sc->key[base] = '\0';
+		ws(sc);
+		int c = peek(sc);
+		if (c == ',') {
+			adv(sc);
+		} else if (c == close) {
+			adv(sc);
+			return;
+		} else {
+			sc->ok = false;
+		}
+	}
+}
+
+static void
+value(struct scan *sc, int depth, unsigned kline, unsigned kcol)
+{
+	int c = peek(sc);
+
+	if (depth <= LOC_DEPTH_MAX)
+		record(sc, sc->line, sc->col, kline, kcol);
+	if (c == '{' || c == '[') {
+		if (depth > LOC_DEPTH_MAX) {
+			/* Too deep to matter: the schema has no such keys. Stop recording. */
+			sc->ok = false;
+			return;
+		}
+		members(sc, depth, c == '{');
+	} else if (c == '"') {
+		string(sc, NULL, 0);
+	} else if (c < 0) {
+		sc->ok = false;
+	} else {
+		while (sc->i < sc->len && !strchr(",]} \t\r\n", sc->s[sc->i]) && sc->s[sc->i])
+			adv(sc);
+	}
+}
+
+static int
+cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct loc_entry *)a)->key, ((const struct loc_entry *)b)->key);
+}
+
+struct locator *
+locator_new(const char *text, size_t len)
+{
+	struct locator *l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	struct scan sc = {.s = text, .len = len, .line = 1, .col = 1, .l = l, .ok = true};
+	ws(&sc);
+	value(&sc, 0, 0, 0);
+	/* A partial table is still useful: positions found so far are right. */
+	qsort(l->v, l->n, sizeof(*l->v), cmp_entry);
+	return l;
+}
+
+struct locator *
+locator_free(struct locator *l)
+{
+	if (!l)
+		return NULL;
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].key);
+	free(l->v);
+	free(l);
+	return NULL;
+}
+
+/* Finds key, or the nearest enclosing key that was recorded. */
+void
+locator_find(const struct locator *l, const char *key, bool want_key, unsigned *line, unsigned *col)
+{
+	char buf[LOC_KEY_MAX];
+
+	*line = 1;
+	*col = 1;
+	if (!l)
+		return;
+	snprintf(buf, sizeof(buf), "%s", key);
+	for (;;) {
+		struct loc_entry probe = {.key = buf}, *e;
+		e = bsearch(&probe, l->v, l->n, sizeof(*l->v), cmp_entry);
+		if (e) {
+			bool k = want_key && e->kline;
+			*line = k ? e->kline : e->line;
+			*col = k ? e->kcol : e->col;
+			return;
+		}
+		want_key = false;
+		char *dot = strrchr(buf, '.'), *br = strrchr(buf, '[');
+		char *cut = dot > br ? dot : br;
+		if (!cut) {
+			if (!buf[0])
+				return;
+			buf[0] = '\0';
+			continue;
+		}
+		*cut = '\0';
+	}
+}
