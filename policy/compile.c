@@ -254,7 +254,8 @@ flatten(struct policy *p, struct builder *b)
 		struct tnode *t = &b->v[old];
 		struct trie_node *f = &p->nodes[head];
 
-		qsort_r(t->kids, t->n_kids, sizeof(*t->kids), cmp_kids, b);
+		if (t->n_kids > 1)
+			qsort_r(t->kids, t->n_kids, sizeof(*t->kids), cmp_kids, b);
 		*f = (struct trie_node){
 		    .hash = t->hash,
 		    .name_off = (uint32_t)name_pos,
@@ -276,7 +277,8 @@ flatten(struct policy *p, struct builder *b)
 			order[tail++] = t->kids[k];
 		head++;
 	}
-	memcpy(p->globs, globs, n_globs * sizeof(*globs));
+	if (n_globs)
+		memcpy(p->globs, globs, n_globs * sizeof(*globs));
 	p->n_nodes = b->n;
 
 	/* Children come after their parent, so a reverse sweep sees them first. */

@@ -200,7 +200,8 @@ locator_new(const char *text, size_t len)
 	ws(&sc);
 	value(&sc, 0, 0, 0);
 	/* A partial table is still useful: positions found so far are right. */
-	qsort(l->v, l->n, sizeof(*l->v), cmp_entry);
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof(*l->v), cmp_entry);
 	return l;
 }
 

@@ -128,7 +128,8 @@ collect(const struct policy *p, struct cand **ret, size_t *ret_n)
 	}
 	for (const char *const *m = p->runner.mask; m && *m; m++)
 		c[n++] = (struct cand){.path = *m, .mask = true};
-	qsort(c, n, sizeof(*c), cmp_cand);
+	if (n > 1)
+		qsort(c, n, sizeof(*c), cmp_cand);
 	*ret = c;
 	*ret_n = n;
 	return 0;
@@ -251,7 +252,8 @@ policy_mounts_build(const struct policy *p,
 		policy_mounts_free(b.s);
 		return r;
 	}
-	qsort(b.s->mounts, b.s->n_mounts, sizeof(*b.s->mounts), cmp_mount);
+	if (b.s->n_mounts > 1)
+		qsort(b.s->mounts, b.s->n_mounts, sizeof(*b.s->mounts), cmp_mount);
 	*ret = b.s;
 	return 0;
 }

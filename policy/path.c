@@ -6,11 +6,11 @@
 #include "policy-private.h"
 
 const char *
-env_lookup(char *const *environ, const char *name, size_t len)
+env_lookup(char *const *envp, const char *name, size_t len)
 {
-	if (!environ)
+	if (!envp)
 		return NULL;
-	for (char *const *e = environ; *e; e++)
+	for (char *const *e = envp; *e; e++)
 		if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
 			return *e + len + 1;
 	return NULL;
@@ -81,7 +81,7 @@ read_var(const char *in, size_t *i, const char **name, size_t *len, const char *
 }
 
 int
-policy_path_expand(const char *in, char *const *environ, char *out, size_t size, char *ret_unset,
+policy_path_expand(const char *in, char *const *envp, char *out, size_t size, char *ret_unset,
                    size_t unset_size, const char **err)
 {
 	size_t pos = 0, i = 0;
@@ -95,7 +95,7 @@ policy_path_expand(const char *in, char *const *environ, char *out, size_t size,
 			*err = "\"~user\" is not supported; write the path out";
 			return -EINVAL;
 		}
-		const char *home = env_lookup(environ, "HOME", 4);
+		const char *home = env_lookup(envp, "HOME", 4);
 		if (!home || !*home) {
 			if (ret_unset)
 				snprintf(ret_unset, unset_size, "HOME");
@@ -117,7 +117,7 @@ policy_path_expand(const char *in, char *const *environ, char *out, size_t size,
 		int r = read_var(in, &i, &name, &len, err);
 		if (r < 0)
 			return r;
-		const char *v = env_lookup(environ, name, len);
+		const char *v = env_lookup(envp, name, len);
 		if (!v || !*v) {
 			if (ret_unset)
 				snprintf(ret_unset, unset_size, "%.*s", (int)len, name);

@@ -128,7 +128,7 @@ int path_split(const char *path, size_t len, struct comp *c, size_t max);
 
 /* Exec and net sections; the loader hands them their JSON. */
 struct json_t;
-const char *env_lookup(char *const *environ, const char *name, size_t len);
+const char *env_lookup(char *const *envp, const char *name, size_t len);
 
 /* Position lookup: where the value (or key) at a key path starts. */
 struct locator;

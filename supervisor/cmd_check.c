@@ -56,7 +56,7 @@ print_text(const char *given, const char *canon, enum policy_access a,
 		return;
 	}
 	if (v->ancestor)
-		printf(" as an ancestor of %s \"%s\"", policy_kind_to_string(r->kind),
+		printf(" as an ancestor of %s (%s \"%s\")", r->path, policy_kind_to_string(r->kind),
 		       r->origin.text);
 	else if (r->kind == POLICY_KIND_CWD)
 		printf(" by cwd (%s)", policy_mode_to_string(r->mode));

@@ -338,13 +338,13 @@ const char *policy_mount_note_kind_to_string(enum policy_mount_note_kind k);
 int policy_path_normalize(const char *base, const char *path, char *out, size_t size);
 
 /*
- * Expands "~", "~/…", "$NAME" and "${NAME}" from environ. Returns the length
+ * Expands "~", "~/…", "$NAME" and "${NAME}" from envp. Returns the length
  * written; 0 when a variable is unset or empty (the entry is to be dropped; the
  * variable's name is written to ret_unset when not NULL); -EINVAL for malformed
  * syntax or "~user" (a message goes to err), -ENAMETOOLONG.
  */
-int policy_path_expand(const char *in, char *const *environ, char *out, size_t size,
-                       char *ret_unset, size_t unset_size, const char **err);
+int policy_path_expand(const char *in, char *const *envp, char *out, size_t size, char *ret_unset,
+                       size_t unset_size, const char **err);
 
 /* Glob match of a normalised path against a pattern of "*", "?" and "**" components. */
 bool policy_glob_match(const char *pattern, const char *path);

@@ -1,0 +1,41 @@
+# Helpers for the integration scripts: run a command, then assert on its exit
+# status and output. Every failed assertion is printed; finish() sets the status.
+# shellcheck shell=sh
+
+MOAT="${MOAT_BIN:?MOAT_BIN is not set}/moat"
+_failed=0
+_passed=0
+_out=$(mktemp)
+_err=$(mktemp)
+
+run() {
+	_cmd="$*"
+	"$@" >"$_out" 2>"$_err"
+	_rc=$?
+}
+
+_fail() {
+	printf 'FAIL: %s\n  command: %s\n  stdout: %s\n  stderr: %s\n' "$1" "$_cmd" \
+		"$(head -c 2000 "$_out")" "$(head -c 2000 "$_err")"
+	_failed=$((_failed + 1))
+}
+
+_pass() { _passed=$((_passed + 1)); }
+
+expect_rc() {
+	if [ "$_rc" -eq "$1" ]; then _pass; else _fail "exit status $_rc, expected $1"; fi
+}
+
+expect_out() {
+	if grep -qF -- "$1" "$_out"; then _pass; else _fail "stdout lacks: $1"; fi
+}
+
+expect_err() {
+	if grep -qF -- "$1" "$_err"; then _pass; else _fail "stderr lacks: $1"; fi
+}
+
+finish() {
+	rm -f "$_out" "$_err"
+	printf '%d passed, %d failed\n' "$_passed" "$_failed"
+	[ "$_failed" -eq 0 ]
+}
