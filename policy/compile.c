@@ -169,13 +169,13 @@ add_glob(struct policy *p, struct builder *b, uint32_t rule_idx, size_t *cap_glo
 {
 	const struct policy_rule *r = &p->rules[rule_idx];
 	size_t lit = literal_components(r->path);
-	const char **comps;
+	struct glob_comp *comps;
 	size_t n;
 
 	int64_t node = walk(b, r->path, lit);
 	if (node < 0)
 		return (int)node;
-	int k = glob_split(p, r->path, &comps, &n);
+	int k = glob_compile(p, r->path, &comps, &n);
 	if (k < 0)
 		return k;
 	if (p->n_globs == *cap_globs) {

@@ -75,11 +75,38 @@ glob_match_comps(const char *const *pat, size_t n_pat, const char *path, const s
 	}
 }
 
+static void
+classify(struct glob_comp *g)
+{
+	const char *p = g->pat;
+	size_t n = strlen(p);
+
+	g->kind = GC_GENERAL;
+	g->lit = p;
+	if (n > UINT16_MAX)
+		return;
+	if (!glob_has_magic(p)) {
+		g->kind = GC_EXACT;
+		g->lit_len = (uint16_t)n;
+	} else if (is_doublestar(p)) {
+		g->kind = GC_DSTAR;
+	} else if (n == 1 && p[0] == '*') {
+		g->kind = GC_ANY;
+	} else if (p[n - 1] == '*' && !strpbrk(p, "?") && strchr(p, '*') == p + n - 1) {
+		g->kind = GC_PREFIX;
+		g->lit_len = (uint16_t)(n - 1);
+	} else if (p[0] == '*' && !glob_has_magic(p + 1)) {
+		g->kind = GC_SUFFIX;
+		g->lit = p + 1;
+		g->lit_len = (uint16_t)(n - 1);
+	}
+}
+
 int
-glob_split(struct policy *p, const char *pattern, const char ***ret, size_t *ret_n)
+glob_compile(struct policy *p, const char *pattern, struct glob_comp **ret, size_t *ret_n)
 {
 	size_t n = 0, cap = 0;
-	const char **v = NULL;
+	struct glob_comp *v = NULL;
 	const char *s = pattern;
 
 	while (*s) {
@@ -90,19 +117,19 @@ glob_split(struct policy *p, const char *pattern, const char ***ret, size_t *ret
 		const char *e = strchrnul(s, '/');
 		if (n == cap) {
 			cap = cap ? cap * 2 : 8;
-			const char **nv = realloc(v, cap * sizeof(*v));
+			struct glob_comp *nv = realloc(v, cap * sizeof(*v));
 			if (!nv) {
 				free(v);
 				return -ENOMEM;
 			}
 			v = nv;
 		}
-		v[n] = pol_strndup(p, s, (size_t)(e - s));
-		if (!v[n]) {
+		v[n].pat = pol_strndup(p, s, (size_t)(e - s));
+		if (!v[n].pat) {
 			free(v);
 			return -ENOMEM;
 		}
-		n++;
+		classify(&v[n++]);
 		s = e;
 	}
 	if (pol_own(p, v) < 0) {
@@ -112,6 +139,59 @@ glob_split(struct policy *p, const char *pattern, const char ***ret, size_t *ret
 	*ret = v;
 	*ret_n = n;
 	return 0;
+}
+
+static inline bool
+comp_match(const struct glob_comp *g, const char *s, size_t len)
+{
+	switch ((enum glob_comp_kind)g->kind) {
+	case GC_EXACT:
+		return len == g->lit_len && memcmp(s, g->lit, len) == 0;
+	case GC_PREFIX:
+		return len >= g->lit_len && memcmp(s, g->lit, g->lit_len) == 0;
+	case GC_SUFFIX:
+		return len >= g->lit_len && memcmp(s + len - g->lit_len, g->lit, g->lit_len) == 0;
+	case GC_ANY:
+		return true;
+	case GC_DSTAR:
+	case GC_GENERAL:
+	case GC_KIND_MAX:
+		break;
+	}
+	return glob_match_component(g->pat, s, len);
+}
+
+bool
+glob_match_compiled(const struct glob_comp *pat, size_t n_pat, const char *path,
+                    const struct comp *c, size_t n, bool subtree)
+{
+	size_t j = 0, i = 0, star_j = SIZE_MAX, star_i = 0;
+
+	/* "**" then one component, as a subtree match: does any component match it? */
+	if (subtree && n_pat == 2 && pat[0].kind == GC_DSTAR && pat[1].kind != GC_DSTAR) {
+		for (; i < n; i++)
+			if (comp_match(&pat[1], path + c[i].off, c[i].len))
+				return true;
+		return false;
+	}
+	for (;;) {
+		if (j == n_pat && (i == n || subtree))
+			return true;
+		if (j < n_pat && pat[j].kind == GC_DSTAR) {
+			star_j = j++;
+			star_i = i;
+			continue;
+		}
+		if (j < n_pat && i < n && comp_match(&pat[j], path + c[i].off, c[i].len)) {
+			i++;
+			j++;
+			continue;
+		}
+		if (star_j == SIZE_MAX || star_i >= n)
+			return false;
+		j = star_j + 1;
+		i = ++star_i;
+	}
 }
 
 bool

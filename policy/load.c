@@ -144,8 +144,9 @@ type_name(const json_t *v)
 	case JSON_STRING:
 		return "a string";
 	case JSON_INTEGER:
-	case JSON_REAL:
 		return "a number";
+	case JSON_REAL:
+		return "a real number, not an integer";
 	case JSON_TRUE:
 	case JSON_FALSE:
 		return "a boolean";
@@ -222,7 +223,7 @@ parse_object(struct loader *L, const char *key, json_t *obj, const struct field 
 {
 	const char *name;
 	json_t *v;
-	char sub[256];
+	char sub[LOC_KEY_MAX];
 
 	if (want(L, key, obj, JSON_OBJECT, "an object") < 0)
 		return -EINVAL;
@@ -256,7 +257,7 @@ for_each_string(struct loader *L, const char *key, json_t *arr,
 {
 	size_t i;
 	json_t *v;
-	char sub[256];
+	char sub[LOC_KEY_MAX];
 
 	if (want(L, key, arr, JSON_ARRAY, "an array of strings") < 0)
 		return -EINVAL;
@@ -282,46 +283,57 @@ origin_of(struct loader *L, const char *key, const char *text)
 
 /* ---- paths ---- */
 
+/* The entry as quoted in a message: long ones are shortened, so the reason still fits. */
+static const char *
+shorten(const char *text, char *buf, size_t size)
+{
+	size_t n = strlen(text);
+	if (n < 80)
+		return text;
+	snprintf(buf, size, "%.60s…(%zu bytes)", text, n);
+	return buf;
+}
+
 int
 pol_resolve_entry(struct policy *p, const struct policy_env *env, const char *text, const char *key,
                   bool allow_glob, char *out, size_t size, char *errbuf, size_t errsize)
 {
-	char exp[POLICY_PATH_MAX + 1], unset[128];
-	const char *err;
+	char exp[POLICY_PATH_MAX + 1], unset[128], sb[128];
+	const char *err, *q = shorten(text, sb, sizeof(sb));
 
 	int r =
 	    policy_path_expand(text, env->environ, exp, sizeof(exp), unset, sizeof(unset), &err);
 	if (r == -ENAMETOOLONG) {
-		snprintf(errbuf, errsize, "\"%s\" is longer than %d bytes once expanded", text,
+		snprintf(errbuf, errsize, "\"%s\" is longer than %d bytes once expanded", q,
 		         POLICY_PATH_MAX);
 		return r;
 	}
 	if (r < 0) {
-		snprintf(errbuf, errsize, "\"%s\": %s", text, err);
+		snprintf(errbuf, errsize, "\"%s\": %s", q, err);
 		return r;
 	}
 	if (r == 0) {
-		if (key && pol_add_note(p, "%s: \"%s\" dropped: $%s is unset or empty", key, text,
-		                        unset) < 0)
+		if (key &&
+		    pol_add_note(p, "%s: \"%s\" dropped: $%s is unset or empty", key, q, unset) < 0)
 			return -ENOMEM;
 		return 0;
 	}
 	if (!allow_glob && glob_has_magic(exp)) {
 		snprintf(errbuf, errsize,
 		         "\"%s\": wildcards are only allowed in surface.deny and exec rule paths",
-		         text);
+		         q);
 		return -EINVAL;
 	}
 	/* "**" patterns match anywhere: they are not relative to the cwd. */
-	bool anywhere = allow_glob && strncmp(exp, "**", 2) == 0;
+	bool anywhere = allow_glob && (strcmp(exp, "**") == 0 || strncmp(exp, "**/", 3) == 0);
 	if (exp[0] != '/' && !anywhere && (!env->cwd || env->cwd[0] != '/')) {
 		snprintf(errbuf, errsize, "\"%s\" is relative, but no working directory is known",
-		         text);
+		         q);
 		return -EINVAL;
 	}
 	r = policy_path_normalize(anywhere ? "/" : env->cwd, exp, out, size);
 	if (r < 0)
-		snprintf(errbuf, errsize, "\"%s\" is longer than %d bytes once normalised", text,
+		snprintf(errbuf, errsize, "\"%s\" is longer than %d bytes once normalised", q,
 		         POLICY_PATH_MAX);
 	return r;
 }
@@ -499,8 +511,14 @@ rule_path(struct loader *L, const char *key, json_t *v, void *ctx)
 
 	if (want(L, key, v, JSON_STRING, "a string") < 0)
 		return -EINVAL;
-	int r = pol_resolve_entry(L->p, L->env, json_string_value(v), key, true, path, sizeof(path),
-	                          err, sizeof(err));
+	const char *s = json_string_value(v);
+	/* A bare "git" would silently mean ./git: rules name a path, absolute or ./relative. */
+	if (!strchr(s, '/') && s[0] != '~' && s[0] != '$')
+		return fail(L, key, false,
+		            "\"%s\" is a bare name: an exec rule names a path (\"/usr/bin/%s\" or "
+		            "\"./%s\")",
+		            s, s, s);
+	int r = pol_resolve_entry(L->p, L->env, s, key, true, path, sizeof(path), err, sizeof(err));
 	if (r < 0)
 		return r == -ENOMEM ? r : fail(L, key, false, "%s", err);
 	if (r == 0) {
@@ -555,7 +573,7 @@ exec_rules(struct loader *L, const char *key, json_t *v, void *ctx)
 	    {"path", rule_path}, {"argv", rule_argv}, {"action", rule_action}};
 	static const char *const empty[] = {NULL};
 	struct policy *p = L->p;
-	char sub[256];
+	char sub[LOC_KEY_MAX];
 	size_t i;
 	json_t *r;
 
@@ -708,7 +726,7 @@ env_set(struct loader *L, const char *key, json_t *v, void *ctx)
 	struct policy_runner *rn = &L->p->runner;
 	const char *name;
 	json_t *val;
-	char sub[256];
+	char sub[LOC_KEY_MAX];
 
 	if (want(L, key, v, JSON_OBJECT, "an object of strings") < 0)
 		return -EINVAL;
@@ -843,8 +861,11 @@ extra_src(struct loader *L, const char *key, json_t *v, void *ctx)
 {
 	struct policy_extra_mount *m = ctx;
 	int r = extra_path(L, key, v, &m->src, false);
-	m->origin = origin_of(L, key, json_is_string(v) ? json_string_value(v) : "");
-	return r;
+	if (r < 0)
+		return r;
+	/* key lives in the caller's buffer, which the next member reuses: copy it now. */
+	m->origin = origin_of(L, key, json_string_value(v));
+	return own_origin(L->p, &m->origin);
 }
 
 static int
@@ -869,7 +890,7 @@ mounts_extra(struct loader *L, const char *key, json_t *v, void *ctx)
 	static const struct field fields[] = {
 	    {"src", extra_src}, {"dst", extra_dst}, {"mode", extra_mode}};
 	struct policy *p = L->p;
-	char sub[256];
+	char sub[LOC_KEY_MAX];
 	size_t i;
 	json_t *m;
 
@@ -890,8 +911,6 @@ mounts_extra(struct loader *L, const char *key, json_t *v, void *ctx)
 			return r;
 		if (!e.src || !e.dst)
 			continue; /* dropped: an unset variable (noted) */
-		if (own_origin(p, &e.origin) < 0)
-			return -ENOMEM;
 		p->extra[p->n_extra++] = e;
 	}
 	return 0;
@@ -1022,10 +1041,33 @@ policy_load_string(const char *text, size_t len, const char *source_name,
 		diag_set(diag, source_name, 0, 0, "policy is larger than 64 MiB");
 		return -EFBIG;
 	}
+	if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+		diag_set(diag, source_name, 1, 1,
+		         "invalid JSON: a UTF-8 byte-order mark is not allowed; save without it");
+		return -EINVAL;
+	}
+	const char *nul = memchr(text, '\0', len);
+	if (nul) {
+		unsigned line = 1, col = 1;
+		for (const char *c = text; c < nul; c++) {
+			if (*c == '\n') {
+				line++;
+				col = 1;
+			} else if ((*c & 0xC0) != 0x80) {
+				col++;
+			}
+		}
+		diag_set(diag, source_name, line, col, "invalid JSON: a NUL byte in the text");
+		return -EINVAL;
+	}
 	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
 		char msg[300];
-		snprintf(msg, sizeof(msg), "invalid JSON: %s", jerr.text);
+		if (strstr(jerr.text, "JSON_ALLOW_NUL"))
+			snprintf(msg, sizeof(msg),
+			         "invalid JSON: \\u0000 (NUL) is not allowed in strings");
+		else
+			snprintf(msg, sizeof(msg), "invalid JSON: %s", jerr.text);
 		diag_set(diag, source_name, (unsigned)(jerr.line > 0 ? jerr.line : 1),
 		         (unsigned)(jerr.column > 0 ? jerr.column : 1), msg);
 		return -EINVAL;

@@ -11,7 +11,6 @@
 #include "policy-private.h"
 
 #define LOC_DEPTH_MAX 32
-#define LOC_KEY_MAX   1024
 
 struct loc_entry {
 	char *key;
@@ -81,21 +80,101 @@ record(struct scan *sc, unsigned line, unsigned col, unsigned kline, unsigned kc
 }
 
 /* Skips a string; copies its raw bytes (escapes undecoded) to out when not NULL. */
+static unsigned
+hex4(const struct scan *sc, size_t at)
+{
+	unsigned v = 0;
+	for (size_t k = at; k < at + 4; k++) {
+		char c = k < sc->len ? sc->s[k] : 0;
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= (unsigned)(c - '0');
+		else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+			v |= (unsigned)((c | 0x20) - 'a' + 10);
+		else
+			return UINT32_MAX;
+	}
+	return v;
+}
+
+static void
+put_utf8(char *out, size_t size, size_t *o, unsigned cp)
+{
+	char b[4];
+	size_t n;
+	if (cp < 0x80) {
+		b[0] = (char)cp, n = 1;
+	} else if (cp < 0x800) {
+		b[0] = (char)(0xC0 | cp >> 6), b[1] = (char)(0x80 | (cp & 0x3F)), n = 2;
+	} else if (cp < 0x10000) {
+		b[0] = (char)(0xE0 | cp >> 12), b[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		b[2] = (char)(0x80 | (cp & 0x3F)), n = 3;
+	} else {
+		b[0] = (char)(0xF0 | cp >> 18), b[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+		b[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), b[3] = (char)(0x80 | (cp & 0x3F)), n = 4;
+	}
+	for (size_t k = 0; k < n && *o + 1 < size; k++)
+		out[(*o)++] = b[k];
+}
+
+/*
+ * Skips a string; when out is not NULL, writes it decoded as jansson decodes it,
+ * so that key paths built here match the ones the loader builds.
+ */
 static void
 string(struct scan *sc, char *out, size_t size)
 {
 	size_t o = 0;
 	adv(sc); /* the opening quote */
 	while (sc->i < sc->len && sc->s[sc->i] != '"') {
-		if (sc->s[sc->i] == '\\') {
+		char c = sc->s[sc->i];
+		if (c != '\\') {
 			if (out && o + 1 < size)
-				out[o++] = sc->s[sc->i];
+				out[o++] = c;
 			adv(sc);
-			if (sc->i >= sc->len)
-				break;
+			continue;
 		}
-		if (out && o + 1 < size)
-			out[o++] = sc->s[sc->i];
+		adv(sc);
+		if (sc->i >= sc->len)
+			break;
+		c = sc->s[sc->i];
+		unsigned cp = (unsigned char)c;
+		switch (c) {
+		case 'b':
+			cp = '\b';
+			break;
+		case 'f':
+			cp = '\f';
+			break;
+		case 'n':
+			cp = '\n';
+			break;
+		case 'r':
+			cp = '\r';
+			break;
+		case 't':
+			cp = '\t';
+			break;
+		case 'u':
+			cp = hex4(sc, sc->i + 1);
+			for (int k = 0; k < 4 && sc->i + 1 < sc->len; k++)
+				adv(sc);
+			/* A high surrogate followed by "\uDC00".."\uDFFF" is one code point. */
+			if (cp >= 0xD800 && cp < 0xDC00 && sc->i + 6 < sc->len &&
+			    sc->s[sc->i + 1] == '\\' && sc->s[sc->i + 2] == 'u') {
+				unsigned lo = hex4(sc, sc->i + 3);
+				if (lo >= 0xDC00 && lo < 0xE000) {
+					cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+					for (int k = 0; k < 6; k++)
+						adv(sc);
+				}
+			}
+			break;
+		default:
+			break;
+		}
+		if (out && cp != UINT32_MAX)
+			put_utf8(out, size, &o, cp);
 		adv(sc);
 	}
 	if (sc->i < sc->len)
@@ -125,7 +204,7 @@ members(struct scan *sc, int depth, bool object)
 		unsigned kline = 0, kcol = 0;
 		ws(sc);
 		if (object) {
-			char name[256];
+			char name[LOC_KEY_MAX];
 			if (peek(sc) != '"') {
 				sc->ok = false;
 				return;

@@ -42,7 +42,8 @@ match_globs(const struct policy *p, const struct trie_node *n, const char *path,
 {
 	for (uint32_t g = 0; g < n->n_globs; g++) {
 		const struct glob *gl = &p->globs[n->glob_first + g];
-		if (glob_match_comps(gl->comps, gl->n_comps, path, c + from, n_comps - from, true))
+		if (glob_match_compiled(gl->comps, gl->n_comps, path, c + from, n_comps - from,
+		                        true))
 			return (int32_t)gl->rule;
 	}
 	return -1;
@@ -73,9 +74,14 @@ policy_match(const struct policy *p, const char *path, size_t len, enum policy_a
 	if (n < 0 || (unsigned)access >= POLICY_ACCESS_MAX)
 		return;
 
+	bool private_ = false;
+
 	for (;;) {
-		if (node->rule >= 0)
+		if (node->rule >= 0) {
 			best = node;
+			/* Private covers its subtree: the runner hides all of it from tasks. */
+			private_ |= node->private_;
+		}
 		if (_unlikely_(node->n_globs)) {
 			int32_t g = match_globs(p, node, path, c, depth, (size_t)n);
 			if (g >= 0) {
@@ -97,7 +103,7 @@ policy_match(const struct policy *p, const char *path, size_t len, enum policy_a
 	if (best) {
 		ret->mode = (enum policy_mode)best->mode;
 		ret->rule = &p->rules[best->rule];
-		ret->private_ = best->private_;
+		ret->private_ = private_;
 		if (mode_allows(ret->mode, access)) {
 			ret->allow = true;
 			ret->err = 0;

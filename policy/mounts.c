@@ -80,11 +80,31 @@ add_note(struct set_builder *b, enum policy_mount_note_kind kind, const char *pa
 	return 0;
 }
 
+/*
+ * Paths in component order: "/" sorts before every other byte, so a directory's
+ * whole subtree comes right after it ("/r/secret/inner" before "/r/secret-old").
+ */
+static int
+path_cmp(const char *a, const char *b)
+{
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	if (*a == *b)
+		return 0;
+	if (!*a || !*b)
+		return *a ? 1 : -1;
+	if (*a == '/' || *b == '/')
+		return *a == '/' ? -1 : 1;
+	return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+}
+
 static int
 cmp_cand(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
-	int d = strcmp(x->path, y->path);
+	int d = path_cmp(x->path, y->path);
 	if (d)
 		return d;
 	return (int)y->mask - (int)x->mask; /* masks first: they win a tie */
@@ -189,6 +209,26 @@ has_dst(const struct policy_mount_set *s, size_t n, const char *dst)
 	return false;
 }
 
+/*
+ * Why the surface keeps an operator mount's destination, or NULL. The surface wins
+ * where it names the destination itself, where it denies it, and where the mount
+ * would make an rw surface path read-only.
+ */
+static const char *
+surface_conflict(const struct policy *p, const struct policy_extra_mount *e)
+{
+	struct policy_verdict v;
+
+	policy_match(p, e->dst, strlen(e->dst), POLICY_READ, &v);
+	if (v.rule && !v.allow)
+		return "the surface denies this destination; the surface wins";
+	if (v.rule && strcmp(v.rule->path, e->dst) == 0)
+		return "the surface mounts this destination; the surface wins";
+	if (v.allow && v.mode == POLICY_MODE_RW && e->mode == POLICY_MODE_RO)
+		return "the surface has this destination rw; an operator mount cannot demote it";
+	return NULL;
+}
+
 /* mounts.extra: additive (the surface wins a destination) or exclusive (all dropped). */
 static int
 compose_extra(const struct policy *p, struct set_builder *b,
@@ -196,14 +236,16 @@ compose_extra(const struct policy *p, struct set_builder *b,
 {
 	for (size_t i = 0; i < p->n_extra; i++) {
 		const struct policy_extra_mount *e = &p->extra[i];
+		const char *why = NULL;
 		int r;
 		if (p->mounts_mode == POLICY_MOUNTS_EXCLUSIVE)
-			r = add_note(b, POLICY_NOTE_DROPPED, e->dst, "mounts.mode is exclusive",
-			             &e->origin);
+			why = "mounts.mode is exclusive";
 		else if (has_dst(b->s, b->s->n_mounts, e->dst))
-			r = add_note(b, POLICY_NOTE_DROPPED, e->dst,
-			             "this destination is already mounted; the first mount wins",
-			             &e->origin);
+			why = "this destination is already mounted; the first mount wins";
+		else
+			why = surface_conflict(p, e);
+		if (why)
+			r = add_note(b, POLICY_NOTE_DROPPED, e->dst, why, &e->origin);
 		else if (probe(e->src, userdata) == POLICY_PROBE_MISSING)
 			r = add_note(b, POLICY_NOTE_MISSING, e->src, "does not exist", &e->origin);
 		else
@@ -220,7 +262,8 @@ compose_extra(const struct policy *p, struct set_builder *b,
 static int
 cmp_mount(const void *a, const void *b)
 {
-	return strcmp(((const struct policy_mount *)a)->dst, ((const struct policy_mount *)b)->dst);
+	return path_cmp(((const struct policy_mount *)a)->dst,
+	                ((const struct policy_mount *)b)->dst);
 }
 
 int
@@ -325,20 +368,26 @@ write_bwrap(const struct policy_mount_set *s, FILE *out)
 	}
 }
 
-/* docker --mount takes CSV: a field holding a comma or a quote is quoted, quotes doubled. */
+/*
+ * docker --mount reads CSV: a field holding a comma or a quote is quoted whole
+ * ("source=/a,b"), with the quotes inside doubled.
+ */
 static void
 csv_field(char *buf, size_t size, const char *name, const char *value)
 {
-	size_t o = (size_t)snprintf(buf, size, "%s=", name);
-	bool quote = strpbrk(value, ",\"") != NULL;
-	if (quote && o + 1 < size)
+	const char *parts[] = {name, "=", value};
+	bool quote = strpbrk(name, ",\"") || strpbrk(value, ",\"");
+	size_t o = 0;
+
+	if (quote)
 		buf[o++] = '"';
-	for (const char *c = value; *c && o + 2 < size; c++) {
-		if (*c == '"')
-			buf[o++] = '"';
-		buf[o++] = *c;
-	}
-	if (quote && o + 1 < size)
+	for (size_t k = 0; k < ARRAY_SIZE(parts); k++)
+		for (const char *c = parts[k]; *c && o + 3 < size; c++) {
+			if (*c == '"')
+				buf[o++] = '"';
+			buf[o++] = *c;
+		}
+	if (quote)
 		buf[o++] = '"';
 	buf[o] = '\0';
 }
@@ -362,7 +411,8 @@ write_docker(const struct policy_mount_set *s, FILE *out)
 			snprintf(line, sizeof(line), "type=bind,%s,%s", src, dst);
 			break;
 		case POLICY_MOUNT_MASK_DIR:
-			snprintf(line, sizeof(line), "type=tmpfs,%s,tmpfs-mode=0555", dst);
+			snprintf(line, sizeof(line), "type=tmpfs,%s,tmpfs-mode=0555%s", dst,
+			         has_nested(s, i) ? "" : ",readonly");
 			break;
 		case POLICY_MOUNT_TYPE_MAX:
 			continue;

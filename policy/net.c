@@ -89,7 +89,7 @@ parse_cidr(char *s, int family, struct policy_net_rule *r, char *err, size_t err
 		char *end;
 		*slash = '\0';
 		unsigned long len = strtoul(slash + 1, &end, 10);
-		if (!slash[1] || *end || len > max) {
+		if (slash[1] < '0' || slash[1] > '9' || *end || len > max) {
 			snprintf(err, errsize, "prefix length \"/%s\" is not 0-%u", slash + 1, max);
 			return -EINVAL;
 		}
@@ -152,8 +152,20 @@ parse_inet(struct policy *p, struct policy_net_rule *r, const char *rest, char *
 		}
 		memmove(close, close + 1, strlen(close + 1) + 1);
 		k = parse_cidr(buf + 1, AF_INET6, r, err, errsize);
+	} else if (strchr(buf, ':')) {
+		snprintf(err, errsize, "an IPv6 address goes in brackets: \"[%s]\"", buf);
+		return -EINVAL;
 	} else {
 		k = parse_cidr(buf, AF_INET, r, err, errsize);
+	}
+	/* A rule in the IPv4-mapped range is an IPv4 rule: mapped addresses are matched as IPv4. */
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	if (k == 0 && r->family == AF_INET6 && r->prefix >= 96 &&
+	    memcmp(r->addr, mapped, 12) == 0) {
+		r->family = AF_INET;
+		r->prefix -= 96;
+		memmove(r->addr, r->addr + 12, 4);
+		memset(r->addr + 4, 0, 12);
 	}
 	return k < 0 ? k : add_net_rule(p, r);
 }
@@ -221,12 +233,19 @@ prefix_match(const uint8_t *net, const uint8_t *addr, unsigned prefix)
 	return rem == 0 || (net[full] == (addr[full] & (uint8_t)(0xFF << (8 - rem))));
 }
 
+/* name is "@…" for an abstract address (abstract set), else the path as given. */
 static bool
-unix_match(const struct policy_net_rule *r, const char *name, size_t len)
+unix_match(const struct policy_net_rule *r, const char *name, size_t len, bool abstract)
 {
-	if (r->unix_path[0] == '@' || !glob_has_magic(r->unix_path))
+	if (r->unix_path[0] == '@')
+		return abstract && strlen(r->unix_path) == len &&
+		       memcmp(r->unix_path, name, len) == 0;
+	/* Path rules are absolute; a relative address is the supervisor's to resolve first. */
+	if (abstract || name[0] != '/')
+		return false;
+	if (!glob_has_magic(r->unix_path))
 		return strlen(r->unix_path) == len && memcmp(r->unix_path, name, len) == 0;
-	return name[0] == '/' && glob_match_path(r->unix_path, name, false);
+	return glob_match_path(r->unix_path, name, false);
 }
 
 bool
@@ -240,6 +259,7 @@ policy_net_decide(const struct policy *p, enum policy_net_op op, int socktype,
 	uint16_t port = 0;
 	char name[sizeof(((struct sockaddr_un *)0)->sun_path) + 2];
 	size_t name_len = 0;
+	bool abstract = false;
 
 	if (ret_rule)
 		*ret_rule = NULL;
@@ -255,6 +275,7 @@ policy_net_decide(const struct policy *p, enum policy_net_op op, int socktype,
 			return false; /* unnamed: nothing to match */
 		proto = POLICY_NET_UNIX;
 		if (un->sun_path[0] == '\0') {
+			abstract = true;
 			name[0] = '@';
 			memcpy(name + 1, un->sun_path + 1, n - 1);
 			name_len = n;
@@ -298,7 +319,7 @@ policy_net_decide(const struct policy *p, enum policy_net_op op, int socktype,
 			continue;
 		bool ok;
 		if (proto == POLICY_NET_UNIX)
-			ok = unix_match(r, name, name_len);
+			ok = unix_match(r, name, name_len, abstract);
 		else
 			ok = port >= r->port_lo && port <= r->port_hi &&
 			     (r->family == AF_UNSPEC ||

@@ -105,9 +105,12 @@ policy_path_expand(const char *in, char *const *envp, char *out, size_t size, ch
 			return -ENAMETOOLONG;
 		i = 1;
 	}
+	/* The whole entry is parsed even once a variable is unset, so that whether a policy
+	 * loads never depends on the environment. */
+	bool dropped = false;
 	while (in[i]) {
 		if (in[i] != '$') {
-			if (!append(out, size, &pos, in + i, 1))
+			if (!dropped && !append(out, size, &pos, in + i, 1))
 				return -ENAMETOOLONG;
 			i++;
 			continue;
@@ -117,14 +120,21 @@ policy_path_expand(const char *in, char *const *envp, char *out, size_t size, ch
 		int r = read_var(in, &i, &name, &len, err);
 		if (r < 0)
 			return r;
+		if (dropped)
+			continue;
 		const char *v = env_lookup(envp, name, len);
 		if (!v || !*v) {
 			if (ret_unset)
 				snprintf(ret_unset, unset_size, "%.*s", (int)len, name);
-			return 0;
+			dropped = true;
+			continue;
 		}
 		if (!append(out, size, &pos, v, strlen(v)))
 			return -ENAMETOOLONG;
+	}
+	if (dropped) {
+		out[0] = '\0';
+		return 0;
 	}
 	if (pos == 0) {
 		*err = "empty path";

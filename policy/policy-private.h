@@ -11,6 +11,8 @@
 
 /* The longest canonical path the matcher accepts, NUL excluded (the kernel's d_path limit). */
 #define POLICY_PATH_MAX 4095
+/* The longest key path ("surface.write[2]") the loader and the locator keep. */
+#define LOC_KEY_MAX 1024
 /* A canonical path of POLICY_PATH_MAX bytes has at most this many components. */
 #define POLICY_COMPONENTS_MAX 2048
 
@@ -19,11 +21,33 @@ struct comp {
 	uint16_t off, len;
 };
 
-/* A deny glob split into components; each component is a pattern, or "**". */
+/*
+ * One component of a compiled deny glob. Most deny patterns are "**" followed by
+ * an exact name, a prefix ("*.pem" is a suffix test, ".env.*" a prefix test), so
+ * those get a length check and one memcmp instead of the wildcard matcher.
+ */
+enum glob_comp_kind {
+	GC_EXACT,   /* no wildcard */
+	GC_PREFIX,  /* "lit*" */
+	GC_SUFFIX,  /* "*lit" */
+	GC_ANY,     /* "*" */
+	GC_DSTAR,   /* "**": any number of components */
+	GC_GENERAL, /* anything else: the wildcard matcher */
+	GC_KIND_MAX,
+};
+
+struct glob_comp {
+	const char *pat; /* the component pattern, NUL-terminated */
+	const char *lit; /* the literal part, for EXACT, PREFIX, SUFFIX */
+	uint16_t lit_len;
+	uint8_t kind;
+};
+
+/* A deny glob: the components after the literal prefix its trie node holds. */
 struct glob {
-	uint32_t rule;      /* index into policy.rules */
-	uint32_t n_comps;   /* components after the literal prefix the trie node holds */
-	const char **comps; /* NUL-terminated patterns */
+	uint32_t rule; /* index into policy.rules */
+	uint32_t n_comps;
+	const struct glob_comp *comps;
 };
 
 /*
@@ -120,8 +144,11 @@ bool glob_match_comps(const char *const *pat, size_t n_pat, const char *path, co
 /* Matches a whole path against a pattern; subtree: a match of an ancestor counts. */
 bool glob_match_path(const char *pattern, const char *path, bool subtree);
 uint32_t policy_component_hash(const char *s, size_t len);
-/* Splits a pattern into components (a fresh array of fresh strings owned by p). */
-int glob_split(struct policy *p, const char *pattern, const char ***ret, size_t *ret_n);
+/* Splits a pattern into compiled components (owned by p). */
+int glob_compile(struct policy *p, const char *pattern, struct glob_comp **ret, size_t *ret_n);
+/* glob_match_comps() for compiled components. */
+bool glob_match_compiled(const struct glob_comp *pat, size_t n_pat, const char *path,
+                         const struct comp *c, size_t n, bool subtree);
 
 /* Splits a canonical absolute path. Returns the component count, or -1 if not canonical. */
 int path_split(const char *path, size_t len, struct comp *c, size_t max);
