@@ -37,6 +37,7 @@ int canon_path(const char *cwd, const char *path, char *out, size_t size);
 /* Prints "Try 'moat CMD --help'." after a usage error and returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_mounts(int argc, char **argv);
 int cmd_default_policy(int argc, char **argv);

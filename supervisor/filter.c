@@ -151,8 +151,8 @@ sv_syscall_table(size_t *ret_n)
 }
 
 /* Syscalls libseccomp 2.5.4 does not know by name (x86_64 numbers). */
-static int
-resolve(const char *name)
+int
+sv_syscall_nr(const char *name)
 {
 	int nr = seccomp_syscall_resolve_name(name);
 	if (nr != __NR_SCMP_ERROR)
@@ -184,7 +184,7 @@ action_of(enum sv_disposition d)
 static int
 deny_if(scmp_filter_ctx ctx, const char *name, struct scmp_arg_cmp cmp)
 {
-	int nr = resolve(name);
+	int nr = sv_syscall_nr(name);
 	if (nr < 0)
 		return -ENOSYS;
 	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, cmp);
@@ -236,7 +236,7 @@ add_argument_rules(scmp_filter_ctx ctx)
 		r = deny_if(ctx, "ioctl", ARG_INT_EQ(1, TIOCLINUX));
 	/* A second listener would let the agent supervise (and allow) its own children. */
 	if (r == 0) {
-		int nr = resolve("seccomp");
+		int nr = sv_syscall_nr("seccomp");
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2,
 		                     SCMP_A0(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER),
 		                     SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_FILTER_FLAG_NEW_LISTENER,
@@ -286,7 +286,7 @@ sv_filter_build(const struct sv_filter_opts *opts, struct sock_fprog *ret)
 	if (r == 0)
 		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(table); i++) {
-		int nr = resolve(table[i].name);
+		int nr = sv_syscall_nr(table[i].name);
 		if (nr < 0)
 			continue; /* not on this architecture */
 		r = seccomp_rule_add(ctx, action_of(table[i].disposition), nr, 0);

@@ -25,6 +25,9 @@ struct sv_syscall {
 	enum sv_disposition disposition;
 };
 
+/* A syscall's number on this architecture, or -1. */
+int sv_syscall_nr(const char *name);
+
 /* The table, and its length. */
 const struct sv_syscall *sv_syscall_table(size_t *ret_n);
 

@@ -15,6 +15,7 @@ struct command {
 };
 
 static const struct command commands[] = {
+    {"run", cmd_run, "run an agent (any command) under the supervisor"},
     {"check", cmd_check, "explain which rule decides each path"},
     {"mounts", cmd_mounts, "print the surface as bwrap, docker or OCI mounts"},
     {"default-policy", cmd_default_policy, "print the embedded default policy"},

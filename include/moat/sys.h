@@ -86,6 +86,17 @@ sys_openat2(int dirfd, const char *path, struct open_how *how)
 	return sys_ret(syscall(__NR_openat2, dirfd, path, how, sizeof(*how)));
 }
 
+/* Linux 5.8 */
+#ifndef __NR_faccessat2
+#define __NR_faccessat2 439
+#endif
+
+static inline int
+sys_faccessat2(int dirfd, const char *path, int mode, int flags)
+{
+	return sys_ret(syscall(__NR_faccessat2, dirfd, path, mode, flags));
+}
+
 static inline int
 sys_fchmodat2(int dirfd, const char *path, mode_t mode, int flags)
 {

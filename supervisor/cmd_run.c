@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/* moat run: the agent under the supervisor. */
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "cli.h"
+#include "filter.h"
+#include "launch.h"
+#include "moat/log.h"
+#include "moat/macro.h"
+#include "moat/sys.h"
+#include "sv.h"
+
+static const char run_help[] =
+    "Usage: moat run [--policy FILE] [--audit FILE|-] [--audit-level deny|all] -- CMD [ARGS...]\n"
+    "\n"
+    "Runs CMD (an agent CLI, or any program) under moat's seccomp supervisor: every\n"
+    "path-, exec- and network-bearing system call of CMD and of every process it\n"
+    "starts is decided against the policy's surface and carried out by the supervisor.\n"
+    "CMD is looked up in PATH. The supervisor needs no privilege.\n"
+    "\n"
+    "Denials: a stat-family call on a denied path fails with ENOENT (the path is\n"
+    "invisible); a denied open, exec or change fails with EACCES; always-refused calls\n"
+    "(ptrace, io_uring, mount, unshare, bpf, ...) fail with EPERM; a denied connect\n"
+    "fails with EACCES.\n"
+    "\n"
+    "Options:\n"
+    "  --policy FILE           the policy (default: the embedded default policy)\n"
+    "  --audit FILE|-          append one JSON line per decision to FILE ('-': stdout);\n"
+    "                          default: the policy's audit.path, else no audit\n"
+    "  --audit-level deny|all  log denials only (default) or every decision\n"
+    "  -h, --help              show this help\n"
+    "\n"
+    "Exit status: CMD's own; 128+N if CMD was killed by signal N; 125 if moat itself\n"
+    "failed (bad policy, bad arguments, no seccomp); 126/127 if CMD could not be\n"
+    "executed or found.\n";
+
+#define EXIT_MOAT 125
+
+struct run_opts {
+	struct cli_policy cp;
+	const char *audit_path;
+	int audit_level; /* -1: the policy's */
+};
+
+static int
+parse(int argc, char **argv, struct run_opts *o)
+{
+	static const struct option opts[] = {
+	    {"policy", required_argument, NULL, 'p'},
+	    {"audit", required_argument, NULL, 'a'},
+	    {"audit-level", required_argument, NULL, 'l'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	int opt;
+
+	o->audit_level = -1;
+	while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			o->cp.file = optarg;
+			break;
+		case 'a':
+			o->audit_path = optarg;
+			break;
+		case 'l':
+			if (strcmp(optarg, "deny") == 0)
+				o->audit_level = POLICY_AUDIT_DENY;
+			else if (strcmp(optarg, "all") == 0)
+				o->audit_level = POLICY_AUDIT_ALL;
+			else
+				return cli_usage_error("run",
+				                       "--audit-level '%s': expected deny or all",
+				                       optarg),
+				       -2;
+			break;
+		case 'h':
+			fputs(run_help, stdout);
+			return -1;
+		default:
+			return cli_usage_error("run", "bad option"), -2;
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("run", "no command given (moat run -- CMD [ARGS...])"), -2;
+	return optind;
+}
+
+/* The terminal the agent should hold the foreground of, if moat holds it now. */
+static int
+foreground_tty(void)
+{
+	for (int fd = 0; fd <= 2; fd++)
+		if (isatty(fd) && tcgetpgrp(fd) == getpgrp())
+			return fd;
+	return -1;
+}
+
+static int
+alloc_buffers(struct sv *sv)
+{
+	struct seccomp_notif_sizes sizes;
+
+	if (sys_seccomp(SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
+		return -errno;
+	sv->req_size =
+	    sizes.seccomp_notif > sizeof(*sv->req) ? sizes.seccomp_notif : sizeof(*sv->req);
+	sv->resp_size = sizes.seccomp_notif_resp > sizeof(*sv->resp) ? sizes.seccomp_notif_resp
+	                                                             : sizeof(*sv->resp);
+	sv->req = calloc(1, sv->req_size);
+	sv->resp = calloc(1, sv->resp_size);
+	return sv->req && sv->resp ? 0 : -ENOMEM;
+}
+
+static int
+supervise(struct run_opts *o, char **cmd)
+{
+	struct sv sv = {.tty_fd = -1, .proc_fd = -1};
+	struct sv_agent agent = {.pidfd = -1, .notify_fd = -1};
+	struct sock_fprog prog = {0};
+	int status = EXIT_MOAT;
+	sigset_t block;
+
+	const struct policy_audit *pa = policy_audit(o->cp.policy);
+	const char *audit_path = o->audit_path ? o->audit_path : pa->path;
+	enum policy_audit_level level =
+	    o->audit_level >= 0 ? (enum policy_audit_level)o->audit_level : pa->level;
+	int r = audit_open(audit_path, level, &sv.audit);
+	if (r < 0)
+		return log_error_errno(r, "run: --audit %s", audit_path), EXIT_MOAT;
+
+	pid_t tid = gettid();
+	struct sv_filter_opts fo = {
+	    .supervisor_pid = getpid(),
+	    .supervisor_pgrp = getpgrp(),
+	    .supervisor_tids = &tid,
+	    .n_supervisor_tids = 1,
+	};
+	r = sv_filter_build(&fo, &prog);
+	if (r < 0) {
+		log_error_errno(r, "run: building the seccomp filter");
+		goto out;
+	}
+	sv.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (sv.proc_fd < 0 || (r = alloc_buffers(&sv)) < 0) {
+		log_error_errno(sv.proc_fd < 0 ? -errno : r, "run: /proc or seccomp sizes");
+		goto out;
+	}
+	/* Signals the loop reads from a signalfd; the agent unblocks them before exec. */
+	static const int blocked[] = {SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD};
+	sigemptyset(&block);
+	for (size_t k = 0; k < ARRAY_SIZE(blocked); k++)
+		sigaddset(&block, blocked[k]);
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTTOU, SIG_IGN); /* tcsetpgrp from the background */
+
+	r = sv_agent_start(cmd, &prog, &agent);
+	if (r < 0) {
+		log_error_errno(r, "run: starting %s under the filter", cmd[0]);
+		goto out;
+	}
+	sv.policy = o->cp.policy;
+	sv.notify_fd = agent.notify_fd;
+	sv.agent = agent.pid;
+	sv.agent_pgrp = agent.pgrp;
+	sv.tty_fd = foreground_tty();
+	if (sv.tty_fd >= 0)
+		tcsetpgrp(sv.tty_fd, agent.pgrp);
+	/* The supervisor creates files for the agent with the agent's umask, applied by hand. */
+	umask(0);
+	audit_session(sv.audit, sv.policy, o->cp.cwd_canon, (const char *const *)cmd);
+
+	r = sv_loop(&sv, agent.pidfd, &status);
+	if (r < 0)
+		status = EXIT_MOAT;
+	if (sv.tty_fd >= 0)
+		tcsetpgrp(sv.tty_fd, getpgrp());
+	/* Whatever the agent left running would outlive its supervision: it goes too. */
+	kill(-agent.pgrp, SIGKILL);
+out:
+	if (agent.pidfd >= 0) {
+		sys_pidfd_send_signal(agent.pidfd, SIGKILL);
+		close(agent.pidfd);
+	}
+	if (agent.notify_fd >= 0)
+		close(agent.notify_fd);
+	if (sv.proc_fd >= 0)
+		close(sv.proc_fd);
+	uint64_t lost = audit_close(sv.audit);
+	if (lost)
+		log_error("run: audit: %llu lines could not be written", (unsigned long long)lost);
+	free(sv.req);
+	free(sv.resp);
+	free(prog.filter);
+	return status;
+}
+
+int
+cmd_run(int argc, char **argv)
+{
+	struct run_opts o = {0};
+
+	int i = parse(argc, argv, &o);
+	if (i < 0)
+		return i == -1 ? EXIT_OK : EXIT_MOAT;
+	if (cli_policy_load(&o.cp) < 0)
+		return EXIT_MOAT;
+	int status = supervise(&o, argv + i);
+	cli_policy_done(&o.cp);
+	return status;
+}

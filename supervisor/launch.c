@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Starting the agent. The child cannot send its listener fd over a socket: after
+ * the filter is loaded, sendmsg is trapped, and nobody is listening yet. So it
+ * writes the fd's number down a pipe and waits; the parent copies the fd out of
+ * it with pidfd_getfd and lets it go on. read, write and close are never trapped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "filter.h"
+#include "launch.h"
+#include "moat/macro.h"
+#include "moat/sys.h"
+
+/* Only async-signal-safe calls from fork to exec. */
+static _Noreturn void
+child(char *const argv[], const struct sock_fprog *prog, pid_t parent, int up, int down)
+{
+	sigset_t none;
+	int fd, go;
+
+	setpgid(0, 0);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
+	/* Ignored and blocked signals survive exec: the agent starts as a shell would start it. */
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			signal(s, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+
+	fd = sv_filter_load(prog);
+	if (write(up, &fd, sizeof(fd)) != sizeof(fd) || fd < 0)
+		_exit(126);
+	if (read(down, &go, sizeof(go)) != sizeof(go))
+		_exit(126);
+	close(fd);
+	close(up);
+	close(down);
+	execvp(argv[0], argv);
+	int e = errno;
+	const char *msg = strerror(e);
+	(void)!write(2, "moat: ", 6);
+	(void)!write(2, argv[0], strlen(argv[0]));
+	(void)!write(2, ": ", 2);
+	(void)!write(2, msg, strlen(msg));
+	(void)!write(2, "\n", 1);
+	_exit(e == ENOENT ? 127 : 126);
+}
+
+int
+sv_agent_start(char *const argv[], const struct sock_fprog *prog, struct sv_agent *ret)
+{
+	int up[2], down[2], fd = -1, r = 0;
+	pid_t parent = getpid();
+
+	ret->pidfd = -1;
+	if (pipe2(up, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(down, O_CLOEXEC) < 0) {
+		r = -errno;
+		close(up[0]);
+		close(up[1]);
+		return r;
+	}
+	pid_t pid = fork();
+	if (pid == 0)
+		child(argv, prog, parent, up[1], down[0]);
+	close(up[1]);
+	close(down[0]);
+	if (pid < 0) {
+		r = -errno;
+		goto out;
+	}
+	/* Both sides set the group, so it exists whichever runs first. */
+	setpgid(pid, pid);
+	ret->pid = pid;
+	ret->pgrp = pid;
+	ret->pidfd = sys_pidfd_open(pid, 0);
+	if (ret->pidfd < 0) {
+		r = ret->pidfd;
+		goto kill;
+	}
+	if (read(up[0], &fd, sizeof(fd)) != sizeof(fd)) {
+		r = -EIO;
+		goto kill;
+	}
+	if (fd < 0) {
+		r = fd;
+		goto kill;
+	}
+	ret->notify_fd = sys_pidfd_getfd(ret->pidfd, fd);
+	if (ret->notify_fd < 0) {
+		r = ret->notify_fd;
+		goto kill;
+	}
+	int go = 1;
+	if (write(down[1], &go, sizeof(go)) != sizeof(go)) {
+		r = -EIO;
+		close(ret->notify_fd);
+		goto kill;
+	}
+	goto out;
+kill:
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	if (ret->pidfd >= 0)
+		close(ret->pidfd);
+out:
+	close(up[0]);
+	close(down[1]);
+	return r;
+}

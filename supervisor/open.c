@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The open family, performed by the supervisor and injected into the target
+ * with SECCOMP_IOCTL_NOTIF_ADDFD + SECCOMP_ADDFD_FLAG_SEND, which installs the fd
+ * and answers the call in one step.
+ *
+ * An existing object is first opened with O_PATH (no side effect: no
+ * truncation, no blocking on a FIFO, no controlling terminal), decided on, then
+ * re-opened through /proc/self/fd/N with the caller's flags: the same object,
+ * whatever happens to its name meanwhile. A new file is decided on its parent's
+ * canonical path and created with O_EXCL from the parent's fd, so a symlink
+ * planted in between is never followed.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "moat/macro.h"
+#include "moat/sys.h"
+#include "sv.h"
+
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
+#endif
+#ifndef __O_SYNC
+#define __O_SYNC 04000000
+#endif
+
+/* The flags open(2) knows; openat() ignores the others, openat2() refuses them. */
+#define OPEN_FLAGS_KNOWN                                                                           \
+	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC |     \
+	 FASYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC |      \
+	 __O_SYNC | O_PATH | __O_TMPFILE)
+
+/* Symlinks followed by hand (dangling links under O_CREAT), as the kernel's limit. */
+#define FOLLOW_MAX 40
+
+static enum policy_access
+access_of(uint64_t flags)
+{
+	if (flags & O_PATH)
+		return POLICY_STAT;
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)) ||
+	    (flags & __O_TMPFILE) == __O_TMPFILE)
+		return POLICY_WRITE;
+	return POLICY_READ;
+}
+
+/* Installs our fd in the target as the call's result; closes it. */
+static void
+install(struct sv_call *c, int fd, uint64_t flags)
+{
+	struct seccomp_notif_addfd a = {
+	    .id = c->req->id,
+	    .flags = SECCOMP_ADDFD_FLAG_SEND,
+	    .srcfd = (uint32_t)fd,
+	    .newfd_flags = (uint32_t)(flags & O_CLOEXEC),
+	};
+	int r = sys_notif_addfd(c->sv->notify_fd, &a);
+	close(fd);
+	if (r >= 0) {
+		c->replied = true;
+		c->val = r;
+	} else if (r == -ENOENT) {
+		c->gone = true;
+	} else {
+		c->err = -r; /* EMFILE and friends: the call is still pending */
+	}
+}
+
+struct deferred {
+	int notify_fd;
+	uint64_t id;
+	int fd; /* O_PATH */
+	uint64_t flags;
+};
+
+/* Opening a FIFO blocks until its other end opens: that wait happens off the loop. */
+static void *
+deferred_open(void *arg)
+{
+	struct deferred *d = arg;
+	char link[64];
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", d->fd);
+	int fd = open(link, (int)((d->flags & ~(uint64_t)(O_CREAT | O_EXCL | O_NOFOLLOW)) |
+	                          O_CLOEXEC | O_NOCTTY));
+	if (fd >= 0) {
+		struct seccomp_notif_addfd a = {
+		    .id = d->id,
+		    .flags = SECCOMP_ADDFD_FLAG_SEND,
+		    .srcfd = (uint32_t)fd,
+		    .newfd_flags = (uint32_t)(d->flags & O_CLOEXEC),
+		};
+		int r = sys_notif_addfd(d->notify_fd, &a);
+		close(fd);
+		fd = r >= 0 || r == -ENOENT ? 0 : r;
+	} else {
+		fd = -errno;
+	}
+	if (fd < 0) {
+		struct seccomp_notif_resp resp = {.id = d->id, .error = fd};
+		sys_notif_send(d->notify_fd, &resp);
+	}
+	close(d->fd);
+	free(d);
+	return NULL;
+}
+
+static int
+defer(struct sv_call *c, int fd, uint64_t flags)
+{
+	struct deferred *d = malloc(sizeof(*d));
+	pthread_attr_t attr;
+	pthread_t t;
+
+	if (!d)
+		return -ENOMEM;
+	*d = (struct deferred){c->sv->notify_fd, c->req->id, fd, flags};
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	int r = pthread_create(&t, &attr, deferred_open, d);
+	pthread_attr_destroy(&attr);
+	if (r != 0) {
+		free(d);
+		return -r;
+	}
+	c->replied = true;
+	return 0;
+}
+
+/* Re-opens the object fd (O_PATH, decided) with the caller's flags. */
+static void
+reopen(struct sv_call *c, int fd, uint64_t flags)
+{
+	struct stat st;
+	char link[64];
+
+	if (fstat(fd, &st) < 0) {
+		c->err = errno;
+		close(fd);
+		return;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		c->err = ELOOP; /* O_NOFOLLOW on a symlink */
+		close(fd);
+		return;
+	}
+	if (S_ISFIFO(st.st_mode) && !(flags & O_NONBLOCK)) {
+		int r = defer(c, fd, flags);
+		if (r < 0) {
+			c->err = -r;
+			close(fd);
+		}
+		return;
+	}
+	snprintf(link, sizeof(link), "self/fd/%d", fd);
+	int real = openat(
+	    c->sv->proc_fd, link,
+	    (int)((flags & ~(uint64_t)(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC | O_NOCTTY));
+	int e = errno;
+	close(fd);
+	if (real < 0) {
+		c->err = e;
+		return;
+	}
+	install(c, real, flags);
+}
+
+/* O_TMPFILE: an unnamed file in a directory, a write to that directory. */
+static void
+open_tmpfile(struct sv_call *c, struct sv_path *p, uint64_t flags, mode_t mode, uint64_t resolve)
+{
+	mode_t um = 022;
+	int fd = sv_path_open(c, p, O_DIRECTORY, resolve);
+
+	if (fd < 0) {
+		c->err = -sv_path_error(c, p, fd, POLICY_WRITE);
+		return;
+	}
+	int r = sv_decide_fd(c, fd, p->own_fd, POLICY_WRITE);
+	if (r == 0)
+		r = tgt_umask(c, &um);
+	if (r < 0) {
+		c->err = -r;
+		close(fd);
+		return;
+	}
+	struct open_how how = {.flags = (flags & ~(uint64_t)O_CLOEXEC) | O_CLOEXEC,
+	                       .mode = mode & ~um & 07777};
+	int real = sys_openat2(fd, ".", &how);
+	close(fd);
+	if (real < 0)
+		c->err = -real;
+	else
+		install(c, real, flags);
+}
+
+/* Creates the last component of p in its parent. Returns 1 to resolve p again. */
+static int
+create(struct sv_call *c, struct sv_path *p, uint64_t flags, mode_t mode, uint64_t resolve)
+{
+	char name[NAME_MAX + 2], canon[PATH_MAX], target[PATH_MAX];
+	struct stat st;
+	mode_t um = 022;
+
+	_cleanup_close_ int dir = sv_path_parent(c, p, resolve, name, sizeof(name));
+	if (dir < 0)
+		return c->err = -sv_path_error(c, p, dir, POLICY_WRITE), 0;
+	int r = sv_fd_path(c, dir, canon, sizeof(canon));
+	char full[PATH_MAX];
+	if (r == 0)
+		r = policy_path_normalize(canon, name, full, sizeof(full)) < 0 ? -ENAMETOOLONG : 0;
+	if (r == 0)
+		r = sv_decide_path(c, full, POLICY_WRITE);
+	if (r < 0)
+		return c->err = -r, 0;
+
+	/* A dangling symlink: O_CREAT follows it and creates its target. */
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!S_ISLNK(st.st_mode))
+			return 1; /* created meanwhile: resolve again */
+		if (flags & O_EXCL)
+			return c->err = EEXIST, 0;
+		if (flags & O_NOFOLLOW)
+			return c->err = ELOOP, 0;
+		ssize_t n = readlinkat(dir, name, target, sizeof(target) - 1);
+		if (n < 0)
+			return c->err = errno, 0;
+		target[n] = '\0';
+		sv_path_done(p);
+		p->len = (size_t)snprintf(p->s, sizeof(p->s), "%s", target);
+		p->own_fd = false;
+		if (target[0] != '/')
+			p->base = TAKE_FD(dir);
+		return 1;
+	}
+	if ((r = tgt_umask(c, &um)) < 0)
+		return c->err = -r, 0;
+	struct open_how how = {
+	    .flags = (flags & ~(uint64_t)O_CLOEXEC) | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
+	             O_NOCTTY,
+	    .mode = mode & ~um & 07777,
+	};
+	int fd = sys_openat2(dir, name, &how);
+	if (fd == -EEXIST)
+		return 1; /* lost a race: resolve again */
+	if (fd < 0)
+		return c->err = -fd, 0;
+	install(c, fd, flags);
+	return 0;
+}
+
+static void
+do_open(struct sv_call *c, int dirfd, uint64_t addr, uint64_t flags, uint64_t mode,
+        uint64_t resolve)
+{
+	struct sv_path p;
+	enum policy_access a = access_of(flags);
+	bool excl = (flags & O_CREAT) && (flags & O_EXCL);
+	int follow_flags = (flags & O_NOFOLLOW) || excl ? O_NOFOLLOW : 0;
+
+	int r = sv_path_read(c, dirfd, addr, false, &p);
+	if (r == 0 && p.s[0] == '/' && p.base < 0 && dirfd != AT_FDCWD &&
+	    (resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT))) {
+		/* openat2 scoped to a dirfd: an absolute path is resolved inside it. */
+		r = tgt_dirfd(c, dirfd);
+		p.base = r;
+		r = r < 0 ? r : 0;
+	}
+	if (r < 0) {
+		c->err = -r;
+		return;
+	}
+	if ((flags & __O_TMPFILE) == __O_TMPFILE) {
+		open_tmpfile(c, &p, flags, (mode_t)mode, resolve);
+		sv_path_done(&p);
+		return;
+	}
+	for (int i = 0; i < FOLLOW_MAX; i++) {
+		int fd = sv_path_open(c, &p, follow_flags | (int)(flags & O_DIRECTORY), resolve);
+		if (fd >= 0) {
+			r = sv_decide_fd(c, fd, p.own_fd, a);
+			if (r < 0 || excl) {
+				c->err = r < 0 ? -r : EEXIST;
+				close(fd);
+			} else if (flags & O_PATH) {
+				install(c, fd, flags);
+			} else {
+				reopen(c, fd, flags);
+			}
+			break;
+		}
+		if (fd != -ENOENT || !(flags & O_CREAT)) {
+			c->err = -sv_path_error(c, &p, fd, a);
+			break;
+		}
+		if (create(c, &p, flags, (mode_t)mode, resolve) == 0)
+			break;
+		if (i == FOLLOW_MAX - 1)
+			c->err = ELOOP;
+	}
+	sv_path_done(&p);
+}
+
+/* Flags as openat() takes them: unknown bits ignored, mode only where it is used. */
+static void
+legacy_open(struct sv_call *c, int dirfd, uint64_t addr, uint64_t flags, uint64_t mode)
+{
+	flags &= OPEN_FLAGS_KNOWN;
+	mode = (flags & O_CREAT) || (flags & __O_TMPFILE) == __O_TMPFILE ? mode & 07777 : 0;
+	do_open(c, dirfd, addr, flags, mode, 0);
+}
+
+void
+sv_open(struct sv_call *c)
+{
+	const __u64 *a = c->req->data.args;
+	legacy_open(c, AT_FDCWD, a[0], a[1], a[2]);
+}
+
+void
+sv_openat(struct sv_call *c)
+{
+	const __u64 *a = c->req->data.args;
+	legacy_open(c, (int)a[0], a[1], a[2], a[3]);
+}
+
+void
+sv_creat(struct sv_call *c)
+{
+	const __u64 *a = c->req->data.args;
+	legacy_open(c, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, a[1]);
+}
+
+void
+sv_openat2(struct sv_call *c)
+{
+	const __u64 *a = c->req->data.args;
+	struct open_how how = {0};
+	size_t size = a[3];
+	unsigned char extra[256];
+
+	if (size < sizeof(how) || size > 4096) {
+		c->err = size < sizeof(how) ? EINVAL : E2BIG;
+		return;
+	}
+	int r = tgt_read(c, a[2], &how, sizeof(how));
+	/* A larger struct from a newer libc is fine if the fields we do not know are zero. */
+	for (size_t off = sizeof(how); r == 0 && off < size; off += sizeof(extra)) {
+		size_t n = size - off < sizeof(extra) ? size - off : sizeof(extra);
+		r = tgt_read(c, a[2] + off, extra, n);
+		for (size_t i = 0; r == 0 && i < n; i++)
+			if (extra[i])
+				r = -E2BIG;
+	}
+	if (r < 0) {
+		c->err = -r;
+		return;
+	}
+	/* What openat2 itself refuses, it refuses here too: our openat2 checks the same. */
+	if ((how.flags & ~(uint64_t)OPEN_FLAGS_KNOWN) || how.mode > 07777 ||
+	    (how.mode && !(how.flags & O_CREAT) && (how.flags & __O_TMPFILE) != __O_TMPFILE)) {
+		c->err = EINVAL;
+		return;
+	}
+	do_open(c, (int)a[0], a[1], how.flags, how.mode, how.resolve);
+}

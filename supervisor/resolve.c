@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Paths of trapped calls. A path is read once; the kernel then resolves it for
+ * the supervisor (openat2 from the target's cwd or dirfd), and the decision is
+ * about the object reached: its canonical path as /proc/self/fd/N names it. So
+ * symlinks, "..", dirfds and /proc/self/fd/N gain nothing.
+ *
+ * /proc/self is resolved by procfs for whoever walks it: walked by the
+ * supervisor it would name the supervisor. So /proc/self, /proc/thread-self,
+ * /dev/fd and /dev/std{in,out,err} are rewritten to /proc/TID first, and
+ * /proc/TID is spelled /proc/self again before the policy sees it.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "moat/macro.h"
+#include "moat/sys.h"
+#include "sv.h"
+
+enum rewrite_to {
+	TO_PROC,   /* /proc/TID */
+	TO_THREAD, /* /proc/TID/task/TID */
+	TO_FDDIR,  /* /proc/TID/fd */
+	TO_FD,     /* /proc/TID/fd/N, for the whole path only */
+};
+
+static const struct rewrite {
+	const char *from;
+	enum rewrite_to to;
+	int fd;
+} rewrites[] = {
+    {"/proc/self", TO_PROC, 0}, {"/proc/thread-self", TO_THREAD, 0}, {"/dev/fd", TO_FDDIR, 0},
+    {"/dev/stdin", TO_FD, 0},   {"/dev/stdout", TO_FD, 1},           {"/dev/stderr", TO_FD, 2},
+};
+
+static int
+rewrite_proc(struct sv_call *c, struct sv_path *p)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(rewrites); i++) {
+		const struct rewrite *w = &rewrites[i];
+		size_t n = strlen(w->from);
+		char end = p->s[n];
+		if (strncmp(p->s, w->from, n) != 0 || (end && (w->to == TO_FD || end != '/')))
+			continue;
+		char head[96], rest[sizeof(p->s)];
+		int h;
+		switch (w->to) {
+		case TO_PROC:
+			h = snprintf(head, sizeof(head), "/proc/%d", c->tid);
+			break;
+		case TO_THREAD:
+			h = snprintf(head, sizeof(head), "/proc/%d/task/%d", c->tid, c->tid);
+			break;
+		case TO_FDDIR:
+			h = snprintf(head, sizeof(head), "/proc/%d/fd", c->tid);
+			break;
+		case TO_FD:
+		default:
+			h = snprintf(head, sizeof(head), "/proc/%d/fd/%d", c->tid, w->fd);
+			break;
+		}
+		snprintf(rest, sizeof(rest), "%s", p->s + n);
+		if ((size_t)h + strlen(rest) >= sizeof(p->s))
+			return -ENAMETOOLONG;
+		p->len = (size_t)snprintf(p->s, sizeof(p->s), "%s%s", head, rest);
+		break;
+	}
+	char own[64];
+	int n = snprintf(own, sizeof(own), "/proc/%d/fd/", c->tid);
+	p->own_fd = strncmp(p->s, own, (size_t)n) == 0;
+	return 0;
+}
+
+int
+sv_path_read(struct sv_call *c, int dirfd, uint64_t addr, bool empty_ok, struct sv_path *p)
+{
+	p->base = -1;
+	p->own_fd = false;
+	int r = tgt_read_string(c, addr, p->s, PATH_MAX);
+	if (r < 0)
+		return r;
+	p->len = (size_t)r;
+	if (p->len == 0 && !empty_ok)
+		return -ENOENT;
+	r = rewrite_proc(c, p);
+	if (r < 0)
+		return r;
+	if (p->s[0] != '/' || dirfd != AT_FDCWD) {
+		/* An absolute path ignores a dirfd, even a bad one, as the kernel does. */
+		if (p->s[0] == '/' && p->len > 0)
+			return 0;
+		r = tgt_dirfd(c, dirfd);
+		if (r == -ENXIO && p->len > 0)
+			r = -ENOTDIR; /* a relative path from a socket */
+		if (r < 0)
+			return r;
+		p->base = r;
+	}
+	return 0;
+}
+
+void
+sv_path_done(struct sv_path *p)
+{
+	if (p->base >= 0)
+		close(p->base);
+	p->base = -1;
+}
+
+/* The tgid of the target (for /proc/<tgid>/… spelled by a non-leader thread). */
+static pid_t
+target_tgid(struct sv_call *c)
+{
+	char rel[64], buf[1024];
+
+	snprintf(rel, sizeof(rel), "%d/status", c->tid);
+	_cleanup_close_ int fd = openat(c->sv->proc_fd, rel, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	const char *t = strstr(buf, "\nTgid:");
+	return t ? (pid_t)strtol(t + 6, NULL, 10) : -1;
+}
+
+/* "/proc/<the target>/x" -> "/proc/self/x", in place. */
+static void
+spell_self(struct sv_call *c, char *path, size_t size)
+{
+	if (strncmp(path, "/proc/", 6) != 0 || path[6] < '1' || path[6] > '9')
+		return;
+	char *end;
+	long pid = strtol(path + 6, &end, 10);
+	if (*end != '/' && *end != '\0')
+		return;
+	if (pid != c->tid && pid != target_tgid(c))
+		return;
+	size_t rest = strlen(end);
+	if (sizeof("/proc/self") - 1 + rest >= size)
+		return;
+	memmove(path + sizeof("/proc/self") - 1, end, rest + 1);
+	memcpy(path, "/proc/self", sizeof("/proc/self") - 1);
+}
+
+int
+sv_fd_path(struct sv_call *c, int fd, char *out, size_t size)
+{
+	char link[64];
+
+	snprintf(link, sizeof(link), "self/fd/%d", fd);
+	ssize_t n = readlinkat(c->sv->proc_fd, link, out, size - 1);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= size - 1)
+		return -ENAMETOOLONG;
+	out[n] = '\0';
+	spell_self(c, out, size);
+	return 0;
+}
+
+static int
+record(struct sv_call *c, const char *path, enum policy_access a, bool allow,
+       const struct policy_rule *rule, int err)
+{
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	c->access = a;
+	c->decided = true;
+	c->allowed = allow;
+	c->rule = rule;
+	return allow ? 0 : -err;
+}
+
+int
+sv_decide_path(struct sv_call *c, const char *canon, enum policy_access a)
+{
+	struct policy_verdict v;
+
+	policy_match(c->sv->policy, canon, strlen(canon), a, &v);
+	return record(c, canon, a, v.allow, v.rule, v.err);
+}
+
+int
+sv_decide_fd(struct sv_call *c, int fd, bool own_fd, enum policy_access a)
+{
+	char canon[PATH_MAX];
+	struct stat st;
+
+	int r = sv_fd_path(c, fd, canon, sizeof(canon));
+	if (r < 0)
+		return record(c, "?", a, false, NULL, policy_denial_errno(a));
+	/*
+	 * Reached through one of the target's own fds, an object with no path (a pipe,
+	 * a socket, a memfd, a deleted file) is one the target holds already.
+	 */
+	if (own_fd && (canon[0] != '/' || strncmp(canon, "/memfd:", 7) == 0 ||
+	               (fstat(fd, &st) == 0 && st.st_nlink == 0 && !S_ISDIR(st.st_mode))))
+		return record(c, canon, a, true, NULL, 0);
+	return sv_decide_path(c, canon, a);
+}
+
+int
+sv_path_open(struct sv_call *c, const struct sv_path *p, int flags, uint64_t resolve)
+{
+	struct open_how how = {.flags = (uint64_t)(O_PATH | O_CLOEXEC | flags), .resolve = resolve};
+
+	return sys_openat2(p->base >= 0 ? p->base : AT_FDCWD, p->s, &how);
+}
+
+int
+sv_path_error(struct sv_call *c, const struct sv_path *p, int err, enum policy_access a)
+{
+	char base[PATH_MAX] = "/", lexical[PATH_MAX];
+
+	if (p->s[0] != '/' && p->base >= 0 && sv_fd_path(c, p->base, base, sizeof(base)) < 0)
+		return err;
+	if (policy_path_normalize(base, p->len ? p->s : ".", lexical, sizeof(lexical)) < 0)
+		return err;
+	spell_self(c, lexical, sizeof(lexical));
+	int r = sv_decide_path(c, lexical, a);
+	if (r < 0)
+		return r;
+	/* Allowed where it points: the kernel's own answer stands. */
+	c->allowed = true;
+	return err;
+}
+
+int
+sv_path_parent(struct sv_call *c, const struct sv_path *p, uint64_t resolve, char *name,
+               size_t size)
+{
+	char dir[sizeof(p->s)];
+	size_t n = p->len;
+
+	while (n > 1 && p->s[n - 1] == '/')
+		n--;
+	size_t slash = n;
+	while (slash > 0 && p->s[slash - 1] != '/')
+		slash--;
+	if (n - slash >= size)
+		return -ENAMETOOLONG;
+	memcpy(name, p->s + slash, n - slash);
+	name[n - slash] = '\0';
+	if (slash == 0) {
+		strcpy(dir, ".");
+	} else {
+		memcpy(dir, p->s, slash);
+		dir[slash] = '\0';
+	}
+	if (!*name)
+		strcpy(name, "."); /* "/" itself */
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = resolve};
+	return sys_openat2(p->base >= 0 ? p->base : AT_FDCWD, dir, &how);
+}

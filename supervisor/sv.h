@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The supervisor's internals: its state, one trapped call, the handler table.
+ *
+ * Every handler follows the order that avoids races: read the arguments once
+ * from the target (registers, then memory), resolve what they name into an
+ * object the supervisor holds (an fd), check SECCOMP_IOCTL_NOTIF_ID_VALID after
+ * every /proc/TID open, decide on that object, and carry the call out itself.
+ * Nothing is decided on memory the target can change afterwards.
+ */
+#ifndef MOAT_SUPERVISOR_SV_H
+#define MOAT_SUPERVISOR_SV_H
+
+#include <limits.h>
+#include <linux/seccomp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "moat/policy.h"
+
+struct audit;
+
+struct sv {
+	const struct policy *policy;
+	int notify_fd;
+	int proc_fd; /* /proc, O_PATH */
+	pid_t agent;
+	pid_t agent_pgrp;
+	int tty_fd; /* the terminal whose foreground the agent holds, or -1 */
+	struct audit *audit;
+	/* Buffers sized once (SECCOMP_GET_NOTIF_SIZES); only memset per call. */
+	struct seccomp_notif *req;
+	struct seccomp_notif_resp *resp;
+	size_t req_size, resp_size;
+};
+
+/* What one trapped call decided, for the reply and the audit line. */
+struct sv_call {
+	struct sv *sv;
+	const struct seccomp_notif *req;
+	pid_t tid;
+	int nr;
+	const char *name; /* the syscall's name */
+	/* The reply: val on success, or -err. */
+	int64_t val;
+	int err;
+	bool replied; /* the reply went out with ADDFD + SEND */
+	bool cont;    /* answer SECCOMP_USER_NOTIF_FLAG_CONTINUE (registers-only decisions) */
+	bool gone;    /* the target died or moved on: no reply */
+	/* For the audit line. */
+	char path[PATH_MAX]; /* canonical path, or address */
+	enum policy_access access;
+	bool decided, allowed;
+	const struct policy_rule *rule;
+};
+
+typedef void (*sv_handler)(struct sv_call *c);
+
+/* The handler for a syscall number, or NULL (the call is denied: fail closed). */
+sv_handler sv_handler_for(int nr, const char **ret_name);
+
+/* Runs the notification loop until the agent exits; returns its wait status. */
+int sv_loop(struct sv *sv, int agent_pidfd, int *ret_status);
+
+/* ---- target access (target.c) ---- */
+
+/* Copies n bytes from the target; -EFAULT if any of them is unmapped. */
+int tgt_read(struct sv_call *c, uint64_t addr, void *buf, size_t n);
+/* Copies out to the target; -EFAULT as above. */
+int tgt_write(struct sv_call *c, uint64_t addr, const void *buf, size_t n);
+/* Reads a NUL-terminated string; returns its length, -EFAULT or -ENAMETOOLONG. */
+int tgt_read_string(struct sv_call *c, uint64_t addr, char *buf, size_t size);
+/* 0 while the call is still pending; else -ENOENT and c->gone is set. */
+int tgt_valid(struct sv_call *c);
+/* An O_PATH fd for the target's dirfd argument (AT_FDCWD: its cwd); -errno. */
+int tgt_dirfd(struct sv_call *c, int dirfd);
+/* The target's fd as an fd of ours (the same open file description). */
+int tgt_getfd(struct sv_call *c, int fd);
+/* The target's umask, from /proc/TID/status. */
+int tgt_umask(struct sv_call *c, mode_t *ret);
+
+/* ---- paths (resolve.c) ---- */
+
+/* A path argument, read once, with /proc/self and /dev/fd rewritten for the target. */
+struct sv_path {
+	char s[PATH_MAX + 64];
+	size_t len;
+	int base;    /* our fd to resolve against (owned), or -1 for an absolute path */
+	bool own_fd; /* names one of the target's own fds (/proc/TID/fd/N) */
+};
+
+/* Reads the path at addr relative to dirfd. empty_ok: "" is kept (AT_EMPTY_PATH). */
+int sv_path_read(struct sv_call *c, int dirfd, uint64_t addr, bool empty_ok, struct sv_path *p);
+void sv_path_done(struct sv_path *p);
+
+/* The canonical path of an fd we hold, with /proc/<target> spelled /proc/self. */
+int sv_fd_path(struct sv_call *c, int fd, char *out, size_t size);
+
+/*
+ * Decides access to the object fd refers to, as the policy says. Records the
+ * decision in c; returns 0 when allowed or the policy's -errno.
+ */
+int sv_decide_fd(struct sv_call *c, int fd, bool own_fd, enum policy_access a);
+/* Decides a path that does not (yet) name an object: "/dir/canon" + "/" + name. */
+int sv_decide_path(struct sv_call *c, const char *canon, enum policy_access a);
+
+/*
+ * Opens what p names with O_PATH (flags: O_NOFOLLOW, O_DIRECTORY; resolve: openat2
+ * RESOLVE_* bits). Returns our fd or -errno, and on an error the errno to report:
+ * a path the policy denies reports the policy's errno whether or not it exists.
+ */
+int sv_path_open(struct sv_call *c, const struct sv_path *p, int flags, uint64_t resolve);
+/* For an error of path resolution: the policy's errno if the lexical path is denied. */
+int sv_path_error(struct sv_call *c, const struct sv_path *p, int err, enum policy_access a);
+
+/* Opens the parent of p (O_PATH|O_DIRECTORY) and returns its last component. */
+int sv_path_parent(struct sv_call *c, const struct sv_path *p, uint64_t resolve, char *name,
+                   size_t size);
+
+/* ---- handlers ---- */
+
+void sv_open(struct sv_call *c);
+void sv_openat(struct sv_call *c);
+void sv_openat2(struct sv_call *c);
+void sv_creat(struct sv_call *c);
+void sv_stat(struct sv_call *c);
+void sv_lstat(struct sv_call *c);
+void sv_newfstatat(struct sv_call *c);
+void sv_statx(struct sv_call *c);
+void sv_access(struct sv_call *c);
+void sv_faccessat(struct sv_call *c);
+void sv_faccessat2(struct sv_call *c);
+void sv_readlink(struct sv_call *c);
+void sv_readlinkat(struct sv_call *c);
+void sv_statfs(struct sv_call *c);
+void sv_chdir(struct sv_call *c);
+void sv_execve(struct sv_call *c);
+void sv_execveat(struct sv_call *c);
+void sv_mkdir(struct sv_call *c);
+void sv_mkdirat(struct sv_call *c);
+void sv_unlink(struct sv_call *c);
+void sv_unlinkat(struct sv_call *c);
+void sv_rmdir(struct sv_call *c);
+void sv_rename(struct sv_call *c);
+void sv_renameat(struct sv_call *c);
+void sv_renameat2(struct sv_call *c);
+void sv_link(struct sv_call *c);
+void sv_linkat(struct sv_call *c);
+void sv_symlink(struct sv_call *c);
+void sv_symlinkat(struct sv_call *c);
+void sv_chmod(struct sv_call *c);
+void sv_fchmod(struct sv_call *c);
+void sv_fchmodat(struct sv_call *c);
+void sv_fchmodat2(struct sv_call *c);
+void sv_chown(struct sv_call *c);
+void sv_fchown(struct sv_call *c);
+void sv_lchown(struct sv_call *c);
+void sv_fchownat(struct sv_call *c);
+void sv_truncate(struct sv_call *c);
+void sv_utime(struct sv_call *c);
+void sv_utimes(struct sv_call *c);
+void sv_futimesat(struct sv_call *c);
+void sv_utimensat(struct sv_call *c);
+void sv_mknod(struct sv_call *c);
+void sv_mknodat(struct sv_call *c);
+void sv_getxattr(struct sv_call *c);
+void sv_lgetxattr(struct sv_call *c);
+void sv_listxattr(struct sv_call *c);
+void sv_llistxattr(struct sv_call *c);
+void sv_setxattr(struct sv_call *c);
+void sv_lsetxattr(struct sv_call *c);
+void sv_fsetxattr(struct sv_call *c);
+void sv_removexattr(struct sv_call *c);
+void sv_lremovexattr(struct sv_call *c);
+void sv_fremovexattr(struct sv_call *c);
+void sv_inotify_add_watch(struct sv_call *c);
+void sv_connect(struct sv_call *c);
+void sv_bind(struct sv_call *c);
+void sv_sendto(struct sv_call *c);
+void sv_sendmsg(struct sv_call *c);
+void sv_sendmmsg(struct sv_call *c);
+
+#endif
