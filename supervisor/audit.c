@@ -224,6 +224,15 @@ audit_call(struct audit *a, const struct sv_call *c)
 	        c->decided ? policy_access_to_string(c->access) : "null", c->decided ? "\"" : "",
 	        denied ? "deny" : "allow");
 	write_rule(f, c->rule);
+	if (c->exec_rule) {
+		fputs(",\"exec_rule\":{\"action\":", f);
+		jsonw_cstr(f, policy_exec_action_to_string(c->exec_rule->action));
+		fputs(",\"path\":", f);
+		jsonw_cstr(f, c->exec_rule->path);
+		fprintf(f, ",\"line\":%u,\"key\":", c->exec_rule->origin.line);
+		jsonw_cstr(f, c->exec_rule->origin.key);
+		fputc('}', f);
+	}
 	fputs(",\"errno\":", f);
 	if (c->err && !c->replied && !c->cont)
 		fprintf(f, "\"%s\"", strerrorname_np(c->err) ? strerrorname_np(c->err) : "?");

@@ -147,6 +147,8 @@ handle(struct sv *sv)
 		sv->resp->val = c.err ? 0 : c.val;
 	}
 	sys_notif_send(sv->notify_fd, sv->resp); /* ENOENT: it died meanwhile */
+	if (c.after)
+		c.after(&c);
 	audit_call(sv->audit, &c);
 }
 
@@ -175,6 +177,13 @@ follow_stop(struct sv *sv, int agent_pidfd)
 	if (sv->tty_fd >= 0)
 		tcsetpgrp(sv->tty_fd, sv->agent_pgrp);
 	kill(-sv->agent_pgrp, SIGCONT);
+}
+
+void
+sv_agent_reaped(struct sv *sv, int status)
+{
+	sv->agent_exited = true;
+	sv->agent_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 int
@@ -209,6 +218,10 @@ sv_loop(struct sv *sv, int agent_pidfd, int *ret_status)
 		}
 		if (pfd[0].revents & POLLIN)
 			handle(sv);
+		if (sv->agent_exited) {
+			*ret_status = sv->agent_status;
+			return 0;
+		}
 		if (pfd[2].revents & POLLIN) {
 			struct signalfd_siginfo ssi;
 			while (read(sfd, &ssi, sizeof(ssi)) == sizeof(ssi)) {

@@ -28,6 +28,8 @@ struct sv {
 	pid_t agent;
 	pid_t agent_pgrp;
 	int tty_fd; /* the terminal whose foreground the agent holds, or -1 */
+	bool agent_exited;
+	int agent_status; /* exit code, or 128+N */
 	struct audit *audit;
 	/* Buffers sized once (SECCOMP_GET_NOTIF_SIZES); only memset per call. */
 	struct seccomp_notif *req;
@@ -48,6 +50,15 @@ struct sv_call {
 	bool replied; /* the reply went out with ADDFD + SEND */
 	bool cont;    /* answer SECCOMP_USER_NOTIF_FLAG_CONTINUE (registers-only decisions) */
 	bool gone;    /* the target died or moved on: no reply */
+	/* Runs once the answer is sent (exec verification). */
+	void (*after)(struct sv_call *c);
+	/* The files an allowed exec may become: the binary, or its #! interpreter chain. */
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} image[5];
+	int n_image;
+	const struct policy_exec_rule *exec_rule;
 	/* For the audit line. */
 	char path[PATH_MAX]; /* canonical path, or address */
 	enum policy_access access;
@@ -59,6 +70,9 @@ typedef void (*sv_handler)(struct sv_call *c);
 
 /* The handler for a syscall number, or NULL (the call is denied: fail closed). */
 sv_handler sv_handler_for(int nr, const char **ret_name);
+
+/* The agent was reaped outside the loop (by a waitpid of the exec check). */
+void sv_agent_reaped(struct sv *sv, int status);
 
 /* Runs the notification loop until the agent exits; returns its wait status. */
 int sv_loop(struct sv *sv, int agent_pidfd, int *ret_status);
