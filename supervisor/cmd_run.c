@@ -16,6 +16,7 @@
 #include "moat/log.h"
 #include "moat/macro.h"
 #include "moat/sys.h"
+#include "pool.h"
 #include "sv.h"
 
 static const char run_help[] =
@@ -120,14 +121,18 @@ alloc_buffers(struct sv *sv)
 	return sv->req && sv->resp ? 0 : -ENOMEM;
 }
 
+/* Workers for calls that block (FIFO opens, blocking connects). */
+#define WORKERS 8
+
 static int
 supervise(struct run_opts *o, char **cmd)
 {
-	struct sv sv = {.tty_fd = -1, .proc_fd = -1};
+	struct sv sv = {.tty_fd = -1, .proc_fd = -1, .self_fd = -1};
 	struct sv_agent agent = {.pidfd = -1, .notify_fd = -1};
 	struct sock_fprog prog = {0};
+	pid_t tids[2 + WORKERS] = {gettid()};
+	bool notify_started = false;
 	int status = EXIT_MOAT;
-	sigset_t block;
 
 	const struct policy_audit *pa = policy_audit(o->cp.policy);
 	const char *audit_path = o->audit_path ? o->audit_path : pa->path;
@@ -137,39 +142,40 @@ supervise(struct run_opts *o, char **cmd)
 	if (r < 0)
 		return log_error_errno(r, "run: --audit %s", audit_path), EXIT_MOAT;
 
-	pid_t tid = gettid();
+	sv.policy = o->cp.policy;
+	sv.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	sv.self_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (sv.proc_fd < 0 || sv.self_fd < 0 || (r = alloc_buffers(&sv)) < 0) {
+		log_error_errno(r < 0 ? r : -errno, "run: /proc or seccomp sizes");
+		goto out;
+	}
+	/* Every thread exists before the filter is built: it protects all their ids. */
+	sv_block_signals();
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTTOU, SIG_IGN); /* tcsetpgrp from the background */
+	if ((r = sv_pool_start(WORKERS, &sv.pool, tids + 2)) < 0 ||
+	    (r = sv_notify_start(&sv, &tids[1])) < 0) {
+		log_error_errno(r, "run: starting threads");
+		goto out;
+	}
+	notify_started = true;
 	struct sv_filter_opts fo = {
 	    .supervisor_pid = getpid(),
 	    .supervisor_pgrp = getpgrp(),
-	    .supervisor_tids = &tid,
-	    .n_supervisor_tids = 1,
+	    .supervisor_tids = tids,
+	    .n_supervisor_tids = ARRAY_SIZE(tids),
 	};
 	r = sv_filter_build(&fo, &prog);
 	if (r < 0) {
 		log_error_errno(r, "run: building the seccomp filter");
 		goto out;
 	}
-	sv.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (sv.proc_fd < 0 || (r = alloc_buffers(&sv)) < 0) {
-		log_error_errno(sv.proc_fd < 0 ? -errno : r, "run: /proc or seccomp sizes");
-		goto out;
-	}
-	/* Signals the loop reads from a signalfd; the agent unblocks them before exec. */
-	static const int blocked[] = {SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD};
-	sigemptyset(&block);
-	for (size_t k = 0; k < ARRAY_SIZE(blocked); k++)
-		sigaddset(&block, blocked[k]);
-	sigprocmask(SIG_BLOCK, &block, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	signal(SIGTTOU, SIG_IGN); /* tcsetpgrp from the background */
 
 	r = sv_agent_start(cmd, &prog, &agent);
 	if (r < 0) {
 		log_error_errno(r, "run: starting %s under the filter", cmd[0]);
 		goto out;
 	}
-	sv.policy = o->cp.policy;
-	sv.notify_fd = agent.notify_fd;
 	sv.agent = agent.pid;
 	sv.agent_pgrp = agent.pgrp;
 	sv.tty_fd = foreground_tty();
@@ -178,6 +184,7 @@ supervise(struct run_opts *o, char **cmd)
 	/* The supervisor creates files for the agent with the agent's umask, applied by hand. */
 	umask(0);
 	audit_session(sv.audit, sv.policy, o->cp.cwd_canon, (const char *const *)cmd);
+	sv_notify_go(agent.notify_fd);
 
 	r = sv_loop(&sv, agent.pidfd, &status);
 	if (r < 0)
@@ -191,10 +198,15 @@ out:
 		sys_pidfd_send_signal(agent.pidfd, SIGKILL);
 		close(agent.pidfd);
 	}
+	if (notify_started)
+		sv_notify_stop();
+	sv_pool_stop(sv.pool);
 	if (agent.notify_fd >= 0)
 		close(agent.notify_fd);
 	if (sv.proc_fd >= 0)
 		close(sv.proc_fd);
+	if (sv.self_fd >= 0)
+		close(sv.self_fd);
 	uint64_t lost = audit_close(sv.audit);
 	if (lost)
 		log_error("run: audit: %llu lines could not be written", (unsigned long long)lost);

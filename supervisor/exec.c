@@ -81,8 +81,8 @@ script_interpreter(struct sv_call *c, int fd, char *interp, size_t size)
 	char link[64], buf[256 + 1];
 
 	interp[0] = '\0';
-	snprintf(link, sizeof(link), "self/fd/%d", fd);
-	_cleanup_close_ int rd = openat(c->sv->proc_fd, link, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	snprintf(link, sizeof(link), "%d", fd);
+	_cleanup_close_ int rd = openat(c->sv->self_fd, link, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (rd < 0)
 		return 0; /* the kernel will refuse it as it refuses us */
 	ssize_t n = read(rd, buf, sizeof(buf) - 1);
@@ -174,7 +174,7 @@ verify_image(struct sv_call *c)
 
 	for (;;) {
 		pid_t w = waitpid(pid, &status, __WALL);
-		if (w < 0 && errno == EINTR)
+		if (w < 0 && errno == EINTR && !sv_notify_stopping())
 			continue;
 		if (w < 0 && errno == ECHILD && pid != tgid) {
 			pid = tgid; /* a non-leader thread execs as the leader */

@@ -190,26 +190,48 @@ deny_if(scmp_filter_ctx ctx, const char *name, struct scmp_arg_cmp cmp)
 	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, cmp);
 }
 
-/* The agent must not signal, re-limit or open a pidfd on its supervisor. */
+/*
+ * The agent must not signal, re-limit or open a pidfd on its supervisor: on its
+ * pid, or on any of its threads' ids (kill(tid) reaches the whole process).
+ */
+static int
+protect_id(scmp_filter_ctx ctx, pid_t id)
+{
+	static const struct {
+		const char *name;
+		unsigned arg;
+	} by_pid[] = {
+	    {"kill", 0},
+	    {"tkill", 0},
+	    {"tgkill", 0},
+	    {"tgkill", 1},
+	    {"rt_sigqueueinfo", 0},
+	    {"rt_tgsigqueueinfo", 0},
+	    {"rt_tgsigqueueinfo", 1},
+	    {"pidfd_open", 0},
+	    {"prlimit64", 0},
+	    {"setpriority", 1},
+	    {"sched_setaffinity", 0},
+	    {"sched_setscheduler", 0},
+	    {"sched_setparam", 0},
+	    {"sched_setattr", 0},
+	    {"ioprio_set", 1},
+	};
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(by_pid); i++)
+		r = deny_if(ctx, by_pid[i].name, ARG_INT_EQ(by_pid[i].arg, id));
+	return r;
+}
+
 static int
 protect_supervisor(scmp_filter_ctx ctx, const struct sv_filter_opts *o)
 {
-	static const char *const by_pid[] = {
-	    "kill",      "tgkill",      "rt_sigqueueinfo",   "rt_tgsigqueueinfo",  "pidfd_open",
-	    "prlimit64", "setpriority", "sched_setaffinity", "sched_setscheduler", "sched_setparam",
-	    "ioprio_set"};
-	int r = 0;
+	int r = protect_id(ctx, o->supervisor_pid);
 
-	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(by_pid); i++) {
-		/* setpriority and ioprio_set take (which, who): the pid is argument 1. */
-		unsigned arg =
-		    strcmp(by_pid[i], "setpriority") == 0 || strcmp(by_pid[i], "ioprio_set") == 0
-		        ? 1
-		        : 0;
-		r = deny_if(ctx, by_pid[i], ARG_INT_EQ(arg, o->supervisor_pid));
-	}
 	for (size_t i = 0; r == 0 && i < o->n_supervisor_tids; i++)
-		r = deny_if(ctx, "tkill", ARG_INT_EQ(0, o->supervisor_tids[i]));
+		if (o->supervisor_tids[i] != o->supervisor_pid)
+			r = protect_id(ctx, o->supervisor_tids[i]);
 	/* kill(-pgrp) reaches the supervisor's group; kill(-1) reaches everything. */
 	if (r == 0 && o->supervisor_pgrp > 0)
 		r = deny_if(ctx, "kill", ARG_INT_EQ(0, -o->supervisor_pgrp));

@@ -19,7 +19,6 @@
 #include <arpa/inet.h>
 #include <linux/netlink.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,6 +28,7 @@
 
 #include "moat/macro.h"
 #include "moat/sys.h"
+#include "pool.h"
 #include "sv.h"
 
 /* The largest datagram the supervisor carries for a target. */
@@ -191,8 +191,8 @@ struct deferred_connect {
 	socklen_t len;
 };
 
-/* A blocking connect waits for the peer: off the loop, answering the call itself. */
-static void *
+/* A blocking connect waits for the peer: on a worker, which answers the call itself. */
+static void
 deferred_connect(void *arg)
 {
 	struct deferred_connect *d = arg;
@@ -203,7 +203,6 @@ deferred_connect(void *arg)
 	if (d->file >= 0)
 		close(d->file);
 	free(d);
-	return NULL;
 }
 
 static int
@@ -211,19 +210,14 @@ defer_connect(struct sv_call *c, struct sock *s, int file, const struct sockaddr
               socklen_t len)
 {
 	struct deferred_connect *d = malloc(sizeof(*d));
-	pthread_attr_t attr;
-	pthread_t t;
 
 	if (!d)
 		return -ENOMEM;
 	*d = (struct deferred_connect){c->sv->notify_fd, c->req->id, s->fd, file, *ss, len};
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	int r = pthread_create(&t, &attr, deferred_connect, d);
-	pthread_attr_destroy(&attr);
-	if (r != 0) {
+	int r = sv_pool_submit(c->sv->pool, deferred_connect, d);
+	if (r < 0) {
 		free(d);
-		return -r;
+		return r;
 	}
 	s->fd = -1;
 	c->replied = true;

@@ -12,13 +12,13 @@
  * planted in between is never followed.
  */
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "moat/macro.h"
 #include "moat/sys.h"
+#include "pool.h"
 #include "sv.h"
 
 #ifndef __O_TMPFILE
@@ -77,8 +77,8 @@ struct deferred {
 	uint64_t flags;
 };
 
-/* Opening a FIFO blocks until its other end opens: that wait happens off the loop. */
-static void *
+/* Opening a FIFO blocks until its other end opens: that wait happens on a worker. */
+static void
 deferred_open(void *arg)
 {
 	struct deferred *d = arg;
@@ -87,6 +87,7 @@ deferred_open(void *arg)
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", d->fd);
 	int fd = open(link, (int)((d->flags & ~(uint64_t)(O_CREAT | O_EXCL | O_NOFOLLOW)) |
 	                          O_CLOEXEC | O_NOCTTY));
+	int r = fd < 0 ? -errno : 0;
 	if (fd >= 0) {
 		struct seccomp_notif_addfd a = {
 		    .id = d->id,
@@ -94,38 +95,30 @@ deferred_open(void *arg)
 		    .srcfd = (uint32_t)fd,
 		    .newfd_flags = (uint32_t)(d->flags & O_CLOEXEC),
 		};
-		int r = sys_notif_addfd(d->notify_fd, &a);
+		r = sys_notif_addfd(d->notify_fd, &a);
 		close(fd);
-		fd = r >= 0 || r == -ENOENT ? 0 : r;
-	} else {
-		fd = -errno;
+		r = r >= 0 || r == -ENOENT ? 0 : r;
 	}
-	if (fd < 0) {
-		struct seccomp_notif_resp resp = {.id = d->id, .error = fd};
+	if (r < 0) {
+		struct seccomp_notif_resp resp = {.id = d->id, .error = r};
 		sys_notif_send(d->notify_fd, &resp);
 	}
 	close(d->fd);
 	free(d);
-	return NULL;
 }
 
 static int
 defer(struct sv_call *c, int fd, uint64_t flags)
 {
 	struct deferred *d = malloc(sizeof(*d));
-	pthread_attr_t attr;
-	pthread_t t;
 
 	if (!d)
 		return -ENOMEM;
 	*d = (struct deferred){c->sv->notify_fd, c->req->id, fd, flags};
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	int r = pthread_create(&t, &attr, deferred_open, d);
-	pthread_attr_destroy(&attr);
-	if (r != 0) {
+	int r = sv_pool_submit(c->sv->pool, deferred_open, d);
+	if (r < 0) {
 		free(d);
-		return -r;
+		return r;
 	}
 	c->replied = true;
 	return 0;
@@ -156,9 +149,9 @@ reopen(struct sv_call *c, int fd, uint64_t flags)
 		}
 		return;
 	}
-	snprintf(link, sizeof(link), "self/fd/%d", fd);
+	snprintf(link, sizeof(link), "%d", fd);
 	int real = openat(
-	    c->sv->proc_fd, link,
+	    c->sv->self_fd, link,
 	    (int)((flags & ~(uint64_t)(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC | O_NOCTTY));
 	int e = errno;
 	close(fd);

@@ -151,8 +151,8 @@ sv_fd_path(struct sv_call *c, int fd, char *out, size_t size)
 {
 	char link[64];
 
-	snprintf(link, sizeof(link), "self/fd/%d", fd);
-	ssize_t n = readlinkat(c->sv->proc_fd, link, out, size - 1);
+	snprintf(link, sizeof(link), "%d", fd);
+	ssize_t n = readlinkat(c->sv->self_fd, link, out, size - 1);
 	if (n < 0)
 		return -errno;
 	if ((size_t)n >= size - 1)

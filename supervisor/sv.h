@@ -25,11 +25,13 @@ struct sv {
 	const struct policy *policy;
 	int notify_fd;
 	int proc_fd; /* /proc, O_PATH */
+	int self_fd; /* our own /proc/self/fd, O_PATH: readlink and re-open by number */
+	struct sv_pool *pool;
 	pid_t agent;
 	pid_t agent_pgrp;
-	int tty_fd; /* the terminal whose foreground the agent holds, or -1 */
-	bool agent_exited;
-	int agent_status; /* exit code, or 128+N */
+	int tty_fd;                /* the terminal whose foreground the agent holds, or -1 */
+	_Atomic bool agent_exited; /* reaped by the exec check, not by the loop */
+	_Atomic int agent_status;  /* exit code, or 128+N */
 	struct audit *audit;
 	/* Buffers sized once (SECCOMP_GET_NOTIF_SIZES); only memset per call. */
 	struct seccomp_notif *req;
@@ -74,7 +76,19 @@ sv_handler sv_handler_for(int nr, const char **ret_name);
 /* The agent was reaped outside the loop (by a waitpid of the exec check). */
 void sv_agent_reaped(struct sv *sv, int status);
 
-/* Runs the notification loop until the agent exits; returns its wait status. */
+/*
+ * The notification thread: started before the agent (so the filter can protect
+ * its thread id), given the listener once the agent exists, stopped at the end.
+ */
+int sv_notify_start(struct sv *sv, pid_t *ret_tid);
+void sv_notify_go(int notify_fd);
+void sv_notify_stop(void);
+bool sv_notify_stopping(void);
+
+/* Blocks the signals the control plane reads from a signalfd (before any thread starts). */
+void sv_block_signals(void);
+
+/* Runs the control plane until the agent exits; *ret_status is its exit status or 128+N. */
 int sv_loop(struct sv *sv, int agent_pidfd, int *ret_status);
 
 /* ---- target access (target.c) ---- */
