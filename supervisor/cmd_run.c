@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -121,6 +123,38 @@ alloc_buffers(struct sv *sv)
 	return sv->req && sv->resp ? 0 : -ENOMEM;
 }
 
+/*
+ * Kills every process left below moat: as a child subreaper it has adopted those
+ * that were orphaned, even ones that left the agent's process group with setsid.
+ * Each round kills the children and reaps them; their own orphans are adopted
+ * in turn, so it repeats until none is left.
+ */
+static void
+kill_descendants(void)
+{
+	for (int round = 0; round < 64; round++) {
+		char path[64], buf[4096];
+		snprintf(path, sizeof(path), "/proc/self/task/%d/children", getpid());
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			return;
+		buf[n] = '\0';
+		for (char *s = buf, *end; *s; s = end) {
+			long pid = strtol(s, &end, 10);
+			if (end == s)
+				break;
+			if (pid > 0)
+				kill((pid_t)pid, SIGKILL);
+		}
+		while (waitpid(-1, NULL, __WALL | WNOHANG) > 0)
+			;
+		usleep(1000);
+	}
+}
+
 /* Workers for calls that block (FIFO opens, blocking connects). */
 #define WORKERS 8
 
@@ -149,6 +183,8 @@ supervise(struct run_opts *o, char **cmd)
 		log_error_errno(r < 0 ? r : -errno, "run: /proc or seccomp sizes");
 		goto out;
 	}
+	/* Orphans of the agent's tree become ours, so that none outlives the session. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	/* Every thread exists before the filter is built: it protects all their ids. */
 	sv_block_signals();
 	signal(SIGPIPE, SIG_IGN);
@@ -193,6 +229,7 @@ supervise(struct run_opts *o, char **cmd)
 		tcsetpgrp(sv.tty_fd, getpgrp());
 	/* Whatever the agent left running would outlive its supervision: it goes too. */
 	kill(-agent.pgrp, SIGKILL);
+	kill_descendants();
 out:
 	if (agent.pidfd >= 0) {
 		sys_pidfd_send_signal(agent.pidfd, SIGKILL);

@@ -12,6 +12,7 @@
  * The main thread runs libevent: the agent's exit (its pidfd), signals to
  * forward (a signalfd), Ctrl-Z, and the audit flush timer.
  */
+#include <dirent.h>
 #include <event2/event.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -328,6 +329,52 @@ on_agent(evutil_socket_t fd, short what, void *arg)
 	finish(l, si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status);
 }
 
+/*
+ * moat is a child subreaper: descendants orphaned while the agent runs become
+ * its children. Their exits are collected here; the agent's own is left for
+ * its pidfd.
+ */
+static void
+reap_orphans(struct loop *l)
+{
+	char path[300], buf[4096];
+	struct dirent *e;
+
+	/*
+	 * Children are enumerated, not waited for with P_ALL: any thread's wait reports
+	 * the ptrace stops of the notification thread's tracees too, and one consumed
+	 * here would leave that thread waiting forever. Only exits are collected.
+	 */
+	DIR *d = opendir("/proc/self/task");
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/children", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		for (char *s = buf, *end; *s; s = end) {
+			long pid = strtol(s, &end, 10);
+			siginfo_t si = {0};
+			if (end == s)
+				break;
+			if (pid <= 0 || pid == l->sv->agent ||
+			    waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+			    si.si_pid == 0 ||
+			    (si.si_code != CLD_EXITED && si.si_code != CLD_KILLED &&
+			     si.si_code != CLD_DUMPED))
+				continue;
+			waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
 static void
 on_signal(evutil_socket_t fd, short what, void *arg)
 {
@@ -335,10 +382,12 @@ on_signal(evutil_socket_t fd, short what, void *arg)
 	struct signalfd_siginfo ssi;
 
 	while (read(fd, &ssi, sizeof(ssi)) == sizeof(ssi)) {
-		if (ssi.ssi_signo == SIGCHLD)
+		if (ssi.ssi_signo == SIGCHLD) {
 			follow_stop(l);
-		else
+			reap_orphans(l);
+		} else {
 			sys_pidfd_send_signal(l->pidfd, (int)ssi.ssi_signo);
+		}
 	}
 }
 
