@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "denyset.h"
 #include "cli.h"
 #include "filter.h"
 #include "launch.h"
@@ -155,6 +156,9 @@ kill_descendants(void)
 	}
 }
 
+/* How many objects under the deny entries are known by inode (hard links, bind mounts). */
+#define DENYSET_MAX 50000
+
 /* Workers for calls that block (FIFO opens, blocking connects). */
 #define WORKERS 8
 
@@ -177,6 +181,17 @@ supervise(struct run_opts *o, char **cmd)
 		return log_error_errno(r, "run: --audit %s", audit_path), EXIT_MOAT;
 
 	sv.policy = o->cp.policy;
+	struct denyset *denied = NULL;
+	r = denyset_build(sv.policy, DENYSET_MAX, &denied);
+	if (r < 0) {
+		log_error_errno(r, "run: reading the denied trees");
+		goto out;
+	}
+	if (denyset_skipped(denied))
+		log_error("run: warning: the denied trees hold more than %d objects; %zu are known "
+		          "by path only (hard links and bind mounts of them are not recognised)",
+		          DENYSET_MAX, denyset_skipped(denied));
+	sv.denied = denied;
 	sv.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	sv.self_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (sv.proc_fd < 0 || sv.self_fd < 0 || (r = alloc_buffers(&sv)) < 0) {
@@ -250,6 +265,7 @@ out:
 	free(sv.req);
 	free(sv.resp);
 	free(prog.filter);
+	denyset_free((struct denyset *)sv.denied);
 	return status;
 }
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "denyset.h"
 #include "moat/macro.h"
 #include "moat/sys.h"
 #include "sv.h"
@@ -190,16 +191,29 @@ sv_decide_fd(struct sv_call *c, int fd, bool own_fd, enum policy_access a)
 	struct stat st;
 
 	int r = sv_fd_path(c, fd, canon, sizeof(canon));
-	if (r < 0)
+	if (r < 0 || fstat(fd, &st) < 0)
 		return record(c, "?", a, false, NULL, policy_denial_errno(a));
 	/*
 	 * Reached through one of the target's own fds, an object with no path (a pipe,
 	 * a socket, a memfd, a deleted file) is one the target holds already.
 	 */
 	if (own_fd && (canon[0] != '/' || strncmp(canon, "/memfd:", 7) == 0 ||
-	               (fstat(fd, &st) == 0 && st.st_nlink == 0 && !S_ISDIR(st.st_mode))))
+	               (st.st_nlink == 0 && !S_ISDIR(st.st_mode))))
 		return record(c, canon, a, true, NULL, 0);
-	return sv_decide_path(c, canon, a);
+	r = sv_decide_path(c, canon, a);
+	if (r < 0)
+		return r;
+	/*
+	 * A hard link or a bind-mount alias of a denied object is the denied object. A
+	 * file that had other names before the session began is let through read-only
+	 * names (perf's build-id cache hard-links system libraries into ~/.debug), but
+	 * not a writable one, where a planted link to a secret would sit.
+	 */
+	bool multi = false;
+	const struct policy_rule *deny = denyset_find(c->sv->denied, st.st_dev, st.st_ino, &multi);
+	if (deny && (!multi || !c->rule || c->rule->mode == POLICY_MODE_RW))
+		return record(c, canon, a, false, deny, policy_denial_errno(a));
+	return 0;
 }
 
 int

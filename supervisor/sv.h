@@ -27,6 +27,7 @@ struct sv {
 	int proc_fd; /* /proc, O_PATH */
 	int self_fd; /* our own /proc/self/fd, O_PATH: readlink and re-open by number */
 	struct sv_pool *pool;
+	const struct denyset *denied; /* inodes under the deny entries */
 	pid_t agent;
 	pid_t agent_pgrp;
 	int tty_fd;                /* the terminal whose foreground the agent holds, or -1 */
