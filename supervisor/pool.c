@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pool.h"
@@ -23,7 +24,12 @@ struct sv_pool {
 	size_t head, len, n_started;
 	bool stop;
 	pid_t *tids;
+	pthread_t *threads;
+	size_t n_threads;
 };
+
+/* A pool whose workers did not all stop stays here: reachable, not leaked. */
+static struct sv_pool *abandoned;
 
 static void *
 worker(void *arg)
@@ -57,26 +63,23 @@ int
 sv_pool_start(size_t n, struct sv_pool **ret, pid_t *tids)
 {
 	struct sv_pool *p = calloc(1, sizeof(*p));
-	pthread_attr_t attr;
 
-	if (!p)
+	if (!p || !(p->threads = calloc(n, sizeof(*p->threads)))) {
+		free(p);
 		return -ENOMEM;
+	}
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->ready, NULL);
 	pthread_cond_init(&p->started, NULL);
 	p->tids = tids;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	for (size_t i = 0; i < n; i++) {
-		pthread_t t;
-		int r = pthread_create(&t, &attr, worker, p);
+		int r = pthread_create(&p->threads[i], NULL, worker, p);
 		if (r != 0) {
-			pthread_attr_destroy(&attr);
 			sv_pool_stop(p);
 			return -r;
 		}
+		p->n_threads++;
 	}
-	pthread_attr_destroy(&attr);
 	pthread_mutex_lock(&p->lock);
 	while (p->n_started < n)
 		pthread_cond_wait(&p->started, &p->lock);
@@ -105,11 +108,29 @@ sv_pool_submit(struct sv_pool *p, void (*fn)(void *arg), void *arg)
 void
 sv_pool_stop(struct sv_pool *p)
 {
+	struct timespec deadline;
+	bool all = true;
+
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);
 	p->stop = true;
 	pthread_cond_broadcast(&p->ready);
 	pthread_mutex_unlock(&p->lock);
-	/* Workers are detached: one stuck in a blocking open ends with the process. */
+	/* A worker still blocked (a FIFO nobody opens) ends with the process. */
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_nsec += 100 * 1000 * 1000;
+	if (deadline.tv_nsec >= 1000000000) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000;
+	}
+	for (size_t i = 0; i < p->n_threads; i++)
+		if (pthread_timedjoin_np(p->threads[i], NULL, &deadline) != 0)
+			all = false;
+	if (!all) {
+		abandoned = p;
+		return;
+	}
+	free(p->threads);
+	free(p);
 }
