@@ -581,6 +581,24 @@ xattr_object(struct sv_call *c, bool by_fd, bool nofollow, enum policy_access a)
 	return fd;
 }
 
+/*
+ * The answer of a call that fills a buffer: n bytes of buf to the target at addr
+ * (when it asked for them: size 0 asks for the length only), or errno.
+ */
+static void
+reply_bytes(struct sv_call *c, int fd, ssize_t n, uint64_t addr, const void *buf, size_t size)
+{
+	int e = errno;
+	close(fd);
+	if (n < 0) {
+		c->err = e;
+		return;
+	}
+	c->val = n;
+	if (size && n > 0)
+		c->err = -tgt_write(c, addr, buf, (size_t)n);
+}
+
 static void
 get_xattr(struct sv_call *c, bool by_fd, bool nofollow)
 {
@@ -597,15 +615,7 @@ get_xattr(struct sv_call *c, bool by_fd, bool nofollow)
 	}
 	proc_path(fd, link, sizeof(link));
 	ssize_t n = getxattr(link, name, size ? value : NULL, size);
-	int e = errno;
-	close(fd);
-	if (n < 0) {
-		c->err = e;
-		return;
-	}
-	c->val = n;
-	if (size && n > 0)
-		c->err = -tgt_write(c, a[2], value, (size_t)n);
+	reply_bytes(c, fd, n, a[2], value, size);
 }
 
 static void
@@ -623,15 +633,7 @@ list_xattr(struct sv_call *c, bool by_fd, bool nofollow)
 	}
 	proc_path(fd, link, sizeof(link));
 	ssize_t n = listxattr(link, size ? list : NULL, size);
-	int e = errno;
-	close(fd);
-	if (n < 0) {
-		c->err = e;
-		return;
-	}
-	c->val = n;
-	if (size && n > 0)
-		c->err = -tgt_write(c, a[1], list, (size_t)n);
+	reply_bytes(c, fd, n, a[1], list, size);
 }
 
 static void
