@@ -133,7 +133,8 @@ alloc_buffers(struct sv *sv)
 static void
 kill_descendants(void)
 {
-	for (int round = 0; round < 64; round++) {
+	/* Each round goes one generation deeper; 4096 is deeper than any pid limit allows chains. */
+	for (int round = 0; round < 4096; round++) {
 		char path[64], buf[4096];
 		snprintf(path, sizeof(path), "/proc/self/task/%d/children", getpid());
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -152,7 +153,7 @@ kill_descendants(void)
 		}
 		while (waitpid(-1, NULL, __WALL | WNOHANG) > 0)
 			;
-		usleep(1000);
+		usleep(200);
 	}
 }
 
@@ -204,6 +205,9 @@ supervise(struct run_opts *o, char **cmd)
 	sv_block_signals();
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTTOU, SIG_IGN); /* tcsetpgrp from the background */
+	/* I/O signals could only come from a descriptor owner the filter refuses: ignore anyway. */
+	signal(SIGIO, SIG_IGN);
+	signal(SIGURG, SIG_IGN);
 	if ((r = sv_pool_start(WORKERS, &sv.pool, tids + 2)) < 0 ||
 	    (r = sv_notify_start(&sv, &tids[1])) < 0) {
 		log_error_errno(r, "run: starting threads");
@@ -266,6 +270,7 @@ out:
 	free(sv.resp);
 	free(prog.filter);
 	denyset_free((struct denyset *)sv.denied);
+	free(sv.mounts);
 	return status;
 }
 

@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <termios.h>
 
 #include "filter.h"
@@ -221,6 +222,10 @@ protect_id(scmp_filter_ctx ctx, pid_t id)
 
 	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(by_pid); i++)
 		r = deny_if(ctx, by_pid[i].name, ARG_INT_EQ(by_pid[i].arg, id));
+	/* F_SETOWN makes I/O signal a process: SIGIO, or any signal F_SETSIG names. */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), sv_syscall_nr("fcntl"), 2,
+		                     ARG_INT_EQ(1, F_SETOWN), ARG_INT_EQ(2, id));
 	return r;
 }
 
@@ -235,8 +240,48 @@ protect_supervisor(scmp_filter_ctx ctx, const struct sv_filter_opts *o)
 	/* kill(-pgrp) reaches the supervisor's group; kill(-1) reaches everything. */
 	if (r == 0 && o->supervisor_pgrp > 0)
 		r = deny_if(ctx, "kill", ARG_INT_EQ(0, -o->supervisor_pgrp));
+	if (r == 0 && o->supervisor_pgrp > 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), sv_syscall_nr("fcntl"), 2,
+		                     ARG_INT_EQ(1, F_SETOWN), ARG_INT_EQ(2, -o->supervisor_pgrp));
+	/* The owner forms that take the pid from memory the filter cannot read. */
+	if (r == 0)
+		r = deny_if(ctx, "fcntl", ARG_INT_EQ(1, F_SETOWN_EX));
+	if (r == 0)
+		r = deny_if(ctx, "ioctl", ARG_INT_EQ(1, FIOSETOWN));
+	if (r == 0)
+		r = deny_if(ctx, "ioctl", ARG_INT_EQ(1, SIOCSPGRP));
 	if (r == 0)
 		r = deny_if(ctx, "kill", ARG_INT_EQ(0, -1));
+	return r;
+}
+
+/*
+ * System calls newer than libseccomp 2.5.4 (x86_64 numbers). Those that take a
+ * path, or reveal mounts, get ENOSYS: libc falls back to the older calls, which
+ * are trapped. Every number above the newest known one gets ENOSYS as well, so a
+ * kernel newer than this table opens nothing by default.
+ */
+static const struct {
+	int nr;
+	const char *name;
+} newer_enosys[] = {
+    {457, "statmount"},      {458, "listmount"},    {463, "setxattrat"},
+    {464, "getxattrat"},     {465, "listxattrat"},  {466, "removexattrat"},
+    {467, "open_tree_attr"}, {468, "file_getattr"}, {469, "file_setattr"},
+};
+
+#define NR_KNOWN_MAX 469 /* the newest number this table has decided */
+#define NR_CEILING   1024
+
+static int
+add_newer_rules(scmp_filter_ctx ctx)
+{
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(newer_enosys); i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), newer_enosys[i].nr, 0);
+	for (int nr = NR_KNOWN_MAX + 1; r == 0 && nr < NR_CEILING; nr++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
 	return r;
 }
 
@@ -313,6 +358,8 @@ sv_filter_build(const struct sv_filter_opts *opts, struct sock_fprog *ret)
 			continue; /* not on this architecture */
 		r = seccomp_rule_add(ctx, action_of(table[i].disposition), nr, 0);
 	}
+	if (r == 0)
+		r = add_newer_rules(ctx);
 	if (r == 0)
 		r = add_argument_rules(ctx);
 	if (r == 0)

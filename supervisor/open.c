@@ -280,7 +280,15 @@ do_open(struct sv_call *c, int dirfd, uint64_t addr, uint64_t flags, uint64_t mo
 				c->err = r < 0 ? -r : EEXIST;
 				close(fd);
 			} else if (flags & O_PATH) {
-				install(c, fd, flags);
+				/*
+				 * ADDFD cannot install an O_PATH file (the kernel's fget()
+				 * refuses them), so the decided open goes on in the kernel.
+				 * A racing rename could hand the target an O_PATH fd on
+				 * another object; such an fd is decided again wherever it is
+				 * used (fstat of an O_PATH fd, re-opens, *at() calls).
+				 */
+				close(fd);
+				c->cont = true;
 			} else {
 				reopen(c, fd, flags);
 			}

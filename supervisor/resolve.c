@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "denyset.h"
 #include "moat/macro.h"
@@ -68,9 +69,15 @@ rewrite_proc(struct sv_call *c, struct sv_path *p)
 		p->len = (size_t)snprintf(p->s, sizeof(p->s), "%s%s", head, rest);
 		break;
 	}
+	/*
+	 * Exactly /proc/TID/fd/N names one of the target's own fds. Anything longer is
+	 * a walk through that link and gets no such trust ("/proc/self/fd/../../PID/fd/N"
+	 * reaches another process's fds).
+	 */
 	char own[64];
 	int n = snprintf(own, sizeof(own), "/proc/%d/fd/", c->tid);
-	p->own_fd = strncmp(p->s, own, (size_t)n) == 0;
+	p->own_fd = strncmp(p->s, own, (size_t)n) == 0 && p->s[n] &&
+	            strspn(p->s + n, "0123456789") == strlen(p->s + n);
 	return 0;
 }
 
@@ -184,15 +191,69 @@ sv_decide_path(struct sv_call *c, const char *canon, enum policy_access a)
 	return record(c, canon, a, v.allow, v.rule, v.err);
 }
 
+/* The mount ids of moat's mount namespace, from /proc/self/mountinfo. */
+static int
+load_mounts(struct sv *sv)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	unsigned long long id;
+	size_t n = 0;
+
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%llu %*[^\n]", &id) == 1) {
+		if (n == sv->cap_mounts) {
+			size_t cap = n ? 2 * n : 128;
+			uint64_t *v = realloc(sv->mounts, cap * sizeof(*v));
+			if (!v) {
+				fclose(f);
+				return -ENOMEM;
+			}
+			sv->mounts = v;
+			sv->cap_mounts = cap;
+		}
+		sv->mounts[n++] = id;
+	}
+	fclose(f);
+	sv->n_mounts = n;
+	return 0;
+}
+
+static bool
+has_mount(const struct sv *sv, uint64_t id)
+{
+	for (size_t i = 0; i < sv->n_mounts; i++)
+		if (sv->mounts[i] == id)
+			return true;
+	return false;
+}
+
+/*
+ * Whether the object is on a mount of moat's own namespace. /proc/PID/root of a
+ * process in a container leads to objects whose paths look like the host's; their
+ * mounts are not ours. A miss re-reads the table once (mounts come and go).
+ */
+static bool
+our_mount(struct sv *sv, uint64_t id)
+{
+	return has_mount(sv, id) || (load_mounts(sv) == 0 && has_mount(sv, id));
+}
+
 int
 sv_decide_fd(struct sv_call *c, int fd, bool own_fd, enum policy_access a)
 {
 	char canon[PATH_MAX];
+	struct statx stx;
 	struct stat st;
 
 	int r = sv_fd_path(c, fd, canon, sizeof(canon));
-	if (r < 0 || fstat(fd, &st) < 0)
+	if (r < 0 || statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+	                   STATX_TYPE | STATX_INO | STATX_NLINK | STATX_MNT_ID, &stx) < 0)
 		return record(c, "?", a, false, NULL, policy_denial_errno(a));
+	st.st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	st.st_ino = stx.stx_ino;
+	st.st_nlink = stx.stx_nlink;
+	st.st_mode = stx.stx_mode;
 	/*
 	 * Reached through one of the target's own fds, an object with no path (a pipe,
 	 * a socket, a memfd, a deleted file) is one the target holds already.
@@ -200,6 +261,8 @@ sv_decide_fd(struct sv_call *c, int fd, bool own_fd, enum policy_access a)
 	if (own_fd && (canon[0] != '/' || strncmp(canon, "/memfd:", 7) == 0 ||
 	               (st.st_nlink == 0 && !S_ISDIR(st.st_mode))))
 		return record(c, canon, a, true, NULL, 0);
+	if (canon[0] == '/' && (stx.stx_mask & STATX_MNT_ID) && !our_mount(c->sv, stx.stx_mnt_id))
+		return record(c, canon, a, false, NULL, policy_denial_errno(a));
 	r = sv_decide_path(c, canon, a);
 	if (r < 0)
 		return r;

@@ -15,6 +15,31 @@
 #include "sv.h"
 
 /*
+ * One of the target's own fds ("" with AT_EMPTY_PATH), as our copy of the same
+ * file. An fd the target holds needs no decision, except an O_PATH one: those
+ * come from opens the kernel carried out after our check (see open.c), so they
+ * are decided here.
+ */
+static int
+own_object(struct sv_call *c, int dirfd)
+{
+	if (dirfd == AT_FDCWD)
+		return tgt_dirfd(c, AT_FDCWD);
+	int fd = tgt_getfd(c, dirfd);
+	if (fd < 0)
+		return fd == -ESRCH ? fd : -EBADF;
+	int fl = fcntl(fd, F_GETFL);
+	int r = fl >= 0 && (fl & O_PATH) ? sv_decide_fd(c, fd, true, POLICY_STAT) : 0;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	if (!c->decided)
+		sv_fd_path(c, fd, c->path, sizeof(c->path));
+	return fd;
+}
+
+/*
  * The object a stat-like call names, as an O_PATH fd of ours, decided for STAT.
  * "" with AT_EMPTY_PATH is the dirfd itself: an object the target holds already.
  */
@@ -24,13 +49,12 @@ object(struct sv_call *c, int dirfd, uint64_t addr, int at_flags, int open_flags
 	struct sv_path p;
 	int r = sv_path_read(c, dirfd, addr, at_flags & AT_EMPTY_PATH, &p);
 	if (r == -ENXIO && (at_flags & AT_EMPTY_PATH))
-		r = tgt_getfd(c, dirfd); /* "" on a socket, which /proc cannot open */
+		r = 0; /* "" on a socket, which /proc cannot open */
 	if (r < 0)
 		return r;
-	if (r > 0 || p.len == 0) {
-		int fd = r > 0 ? r : TAKE_FD(p.base);
-		sv_fd_path(c, fd, c->path, sizeof(c->path));
-		return fd;
+	if (p.len == 0) {
+		sv_path_done(&p);
+		return own_object(c, dirfd);
 	}
 	if (at_flags & AT_SYMLINK_NOFOLLOW)
 		open_flags |= O_NOFOLLOW;

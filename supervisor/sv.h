@@ -28,6 +28,8 @@ struct sv {
 	int self_fd; /* our own /proc/self/fd, O_PATH: readlink and re-open by number */
 	struct sv_pool *pool;
 	const struct denyset *denied; /* inodes under the deny entries */
+	uint64_t *mounts;             /* mount ids of moat's namespace (resolve.c) */
+	size_t n_mounts, cap_mounts;
 	pid_t agent;
 	pid_t agent_pgrp;
 	int tty_fd;                /* the terminal whose foreground the agent holds, or -1 */

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
 #include <termios.h>
 
 #include <cmocka.h>
@@ -133,9 +135,9 @@ run(const struct sock_fprog *p, const struct seccomp_data *d)
 }
 
 static uint32_t
-decide(uint32_t arch, int nr, uint64_t a0, uint64_t a1)
+decide(uint32_t arch, int nr, uint64_t a0, uint64_t a1, uint64_t a2)
 {
-	struct seccomp_data d = {.nr = nr, .arch = arch, .args = {a0, a1}};
+	struct seccomp_data d = {.nr = nr, .arch = arch, .args = {a0, a1, a2}};
 	return run(&prog, &d);
 }
 
@@ -180,7 +182,7 @@ test_table(void **state)
 		if (strcmp(t[i].name, "fchmodat2") == 0)
 			nr = 452;
 		assert_int_not_equal(nr, __NR_SCMP_ERROR);
-		uint32_t got = decide(NATIVE, nr, 0, 0);
+		uint32_t got = decide(NATIVE, nr, 0, 0, 0);
 		if (got != expect[t[i].disposition])
 			fail_msg("%s: got %#x, want %#x", t[i].name, got, expect[t[i].disposition]);
 		checked++;
@@ -194,6 +196,7 @@ struct row {
 	int nr;
 	uint64_t a0, a1;
 	uint32_t want;
+	uint64_t a2;
 };
 
 static void
@@ -233,12 +236,25 @@ test_rows(void **state)
 	    {"ioctl TCGETS", NATIVE, NR("ioctl"), 0, TCGETS, SECCOMP_RET_ALLOW},
 	    {"seccomp with a new listener", NATIVE, NR("seccomp"), SECCOMP_SET_MODE_FILTER,
 	     SECCOMP_FILTER_FLAG_NEW_LISTENER, RET_ERRNO(EPERM)},
+	    {"getxattrat (newer than libseccomp) falls back", NATIVE, 464, 0, 0, RET_ERRNO(ENOSYS)},
+	    {"file_getattr falls back", NATIVE, 468, 0, 0, RET_ERRNO(ENOSYS)},
+	    {"a number from the future", NATIVE, 600, 0, 0, RET_ERRNO(ENOSYS)},
+	    {"mseal stays in the kernel", NATIVE, 462, 0, 0, SECCOMP_RET_ALLOW},
+	    {"F_SETOWN to the supervisor", NATIVE, NR("fcntl"), 3, F_SETOWN, RET_ERRNO(EPERM),
+	     SUP_PID},
+	    {"F_SETOWN to its group", NATIVE, NR("fcntl"), 3, F_SETOWN, RET_ERRNO(EPERM),
+	     (uint32_t)-SUP_PGRP},
+	    {"F_SETOWN to the agent itself", NATIVE, NR("fcntl"), 3, F_SETOWN, SECCOMP_RET_ALLOW,
+	     777},
+	    {"F_SETOWN_EX", NATIVE, NR("fcntl"), 3, F_SETOWN_EX, RET_ERRNO(EPERM)},
+	    {"F_GETFL", NATIVE, NR("fcntl"), 3, F_GETFL, SECCOMP_RET_ALLOW},
+	    {"ioctl FIOSETOWN", NATIVE, NR("ioctl"), 3, FIOSETOWN, RET_ERRNO(EPERM)},
 	    {"seccomp adding a plain filter", NATIVE, NR("seccomp"), SECCOMP_SET_MODE_FILTER, 0,
 	     SECCOMP_RET_ALLOW},
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
-		uint32_t got = decide(rows[i].arch, rows[i].nr, rows[i].a0, rows[i].a1);
+		uint32_t got = decide(rows[i].arch, rows[i].nr, rows[i].a0, rows[i].a1, rows[i].a2);
 		if (got != rows[i].want)
 			fail_msg("%s: got %#x, want %#x", rows[i].what, got, rows[i].want);
 	}
