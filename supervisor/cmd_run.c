@@ -161,7 +161,7 @@ kill_descendants(void)
 #define DENYSET_MAX 50000
 
 /* Workers for calls that block (FIFO opens, blocking connects). */
-#define WORKERS 8
+#define WORKERS 16
 
 static int
 supervise(struct run_opts *o, char **cmd)

@@ -87,6 +87,7 @@ static const struct sv_syscall table[] = {
     {"sendto", SV_TRAP},
     {"sendmsg", SV_TRAP},
     {"sendmmsg", SV_TRAP},
+    {"listen", SV_TRAP},
     /* Ways around the filter or out of the boundary: refused. */
     {"ptrace", SV_DENY},
     {"process_vm_readv", SV_DENY},

@@ -10,7 +10,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +21,51 @@
 #include "launch.h"
 #include "moat/macro.h"
 #include "moat/sys.h"
+
+/*
+ * Capabilities a root agent gives up: those that reach past the files the surface
+ * governs (modules, raw I/O, the network's configuration, other users' processes,
+ * devices, the clock, audit, BPF). It keeps what ordinary root work on files needs
+ * (chown, DAC override, setuid to drop privileges). Without privilege, there is
+ * nothing to drop and the calls fail harmlessly.
+ */
+static const int dropped_caps[] = {
+    CAP_SYS_ADMIN,     CAP_SYS_MODULE,
+    CAP_SYS_RAWIO,     CAP_SYS_PTRACE,
+    CAP_SYS_BOOT,      CAP_SYS_TIME,
+    CAP_SYS_NICE,      CAP_SYS_RESOURCE,
+    CAP_SYS_PACCT,     CAP_SYS_TTY_CONFIG,
+    CAP_NET_ADMIN,     CAP_NET_RAW,
+    CAP_MKNOD,         CAP_KILL,
+    CAP_MAC_ADMIN,     CAP_MAC_OVERRIDE,
+    CAP_AUDIT_CONTROL, CAP_AUDIT_WRITE,
+    CAP_SYSLOG,        CAP_WAKE_ALARM,
+    CAP_BLOCK_SUSPEND, CAP_LINUX_IMMUTABLE,
+    CAP_IPC_OWNER,     CAP_SETPCAP,
+    CAP_SETFCAP,       CAP_DAC_READ_SEARCH,
+    CAP_LEASE,         CAP_BPF,
+    CAP_PERFMON,       CAP_CHECKPOINT_RESTORE,
+};
+
+static void
+drop_caps(void)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+
+	for (size_t i = 0; i < ARRAY_SIZE(dropped_caps); i++)
+		prctl(PR_CAPBSET_DROP, dropped_caps[i], 0, 0, 0);
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	if (syscall(SYS_capget, &h, d) < 0)
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(dropped_caps); i++) {
+		unsigned w = (unsigned)dropped_caps[i] / 32, bit = 1u << (dropped_caps[i] % 32);
+		d[w].effective &= ~bit;
+		d[w].permitted &= ~bit;
+		d[w].inheritable &= ~bit;
+	}
+	syscall(SYS_capset, &h, d);
+}
 
 /* Only async-signal-safe calls from fork to exec. */
 static _Noreturn void
@@ -35,6 +83,13 @@ child(char *const argv[], const struct sock_fprog *prog, pid_t parent, int up, i
 			signal(s, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	drop_caps();
+	/*
+	 * No core dumps: the kernel writes them into the cwd with no system call to
+	 * decide, and chdir is let through after its check.
+	 */
+	struct rlimit no_core = {0, 0};
+	setrlimit(RLIMIT_CORE, &no_core);
 
 	fd = sv_filter_load(prog);
 	if (write(up, &fd, sizeof(fd)) != sizeof(fd) || fd < 0)

@@ -139,6 +139,11 @@ sv_unlinkat(struct sv_call *c)
 static void
 do_mknod(struct sv_call *c, int dirfd, uint64_t addr, uint64_t mode, uint64_t dev)
 {
+	/* The supervisor's privileges would make the node: devices are not files to create. */
+	if (S_ISCHR(mode) || S_ISBLK(mode)) {
+		c->err = EPERM;
+		return;
+	}
 	mode_t m = ((mode_t)mode & S_IFMT) | masked(c, mode);
 #define MKNOD(d, n) mknodat(d, n, m, (dev_t)dev)
 	ON_NAME(c, dirfd, addr, MKNOD);
@@ -284,6 +289,18 @@ finish(struct sv_call *c, int fd, int r)
 	c->err = e;
 }
 
+/*
+ * A setuid file (or a setgid one) made under moat would outlive the session with
+ * its owner's privileges for whoever runs it next. Directories may keep setgid.
+ */
+static int
+mode_refused(const struct stat *st, uint64_t mode)
+{
+	if ((mode & S_ISUID) || ((mode & S_ISGID) && !S_ISDIR(st->st_mode)))
+		return -EPERM;
+	return 0;
+}
+
 static void
 do_chmod(struct sv_call *c, int dirfd, uint64_t addr, uint64_t mode, int flags)
 {
@@ -297,7 +314,10 @@ do_chmod(struct sv_call *c, int dirfd, uint64_t addr, uint64_t mode, int flags)
 		c->err = -fd;
 		return;
 	}
-	int r = sys_fchmodat2(fd, "", (mode_t)mode & 07777, AT_EMPTY_PATH | flags);
+	struct stat st;
+	int r = fstat(fd, &st) < 0 ? -errno : mode_refused(&st, mode);
+	if (r == 0)
+		r = sys_fchmodat2(fd, "", (mode_t)mode & 07777, AT_EMPTY_PATH | flags);
 	close(fd);
 	c->err = -r;
 }
@@ -325,9 +345,16 @@ sv_fchmodat2(struct sv_call *c)
 void
 sv_fchmod(struct sv_call *c)
 {
+	struct stat st;
 	int fd = fd_open(c, (int)c->req->data.args[0], POLICY_WRITE);
 	if (fd < 0) {
 		c->err = -fd;
+		return;
+	}
+	int r = fstat(fd, &st) < 0 ? -errno : mode_refused(&st, c->req->data.args[1]);
+	if (r < 0) {
+		close(fd);
+		c->err = -r;
 		return;
 	}
 	finish(c, fd, fchmod(fd, (mode_t)c->req->data.args[1] & 07777));
@@ -636,6 +663,18 @@ list_xattr(struct sv_call *c, bool by_fd, bool nofollow)
 	reply_bytes(c, fd, n, a[1], list, size);
 }
 
+/*
+ * Only the user namespace and POSIX ACLs may be written: security.* holds file
+ * capabilities and labels, trusted.* needs privileges the agent does not have;
+ * the supervisor's own would write them.
+ */
+static bool
+xattr_writable(const char *name)
+{
+	return strncmp(name, "user.", 5) == 0 || strcmp(name, "system.posix_acl_access") == 0 ||
+	       strcmp(name, "system.posix_acl_default") == 0;
+}
+
 static void
 set_xattr(struct sv_call *c, bool by_fd, bool nofollow)
 {
@@ -648,6 +687,8 @@ set_xattr(struct sv_call *c, bool by_fd, bool nofollow)
 		return;
 	}
 	int r = xattr_name(c, a[1], name, sizeof(name));
+	if (r == 0 && !xattr_writable(name))
+		r = -EPERM;
 	if (r == 0 && a[3])
 		r = tgt_read(c, a[2], value, a[3]);
 	int fd = r < 0 ? r : xattr_object(c, by_fd, nofollow, POLICY_WRITE);
@@ -665,6 +706,8 @@ remove_xattr(struct sv_call *c, bool by_fd, bool nofollow)
 	char name[XATTR_NAME_MAX + 1], link[64];
 
 	int r = xattr_name(c, c->req->data.args[1], name, sizeof(name));
+	if (r == 0 && !xattr_writable(name))
+		r = -EPERM;
 	int fd = r < 0 ? r : xattr_object(c, by_fd, nofollow, POLICY_WRITE);
 	if (fd < 0) {
 		c->err = fd == -ELOOP ? ENODATA : -fd;

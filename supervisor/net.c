@@ -81,7 +81,7 @@ describe(struct sv_call *c, const struct sockaddr *sa, socklen_t len)
  * rewrites *sa to reach the decided socket file through our fd *ret_file.
  */
 static int
-decide_addr(struct sv_call *c, enum policy_net_op op, const struct sock *s,
+decide_addr(struct sv_call *c, enum policy_net_op op, bool disconnect_ok, const struct sock *s,
             struct sockaddr_storage *ss, socklen_t *len, int *ret_file)
 {
 	struct sockaddr *sa = (struct sockaddr *)ss;
@@ -90,6 +90,19 @@ decide_addr(struct sv_call *c, enum policy_net_op op, const struct sock *s,
 	*ret_file = -1;
 	c->decided = true;
 	c->access = POLICY_READ;
+	/*
+	 * AF_UNSPEC: connect() dissolves an association, but an IPv4 socket's send and
+	 * bind read it as AF_INET (a kernel compatibility rule), so those are decided as
+	 * the IPv4 address they will reach.
+	 */
+	if (sa->sa_family == AF_UNSPEC && (!disconnect_ok || s->domain != AF_INET) &&
+	    (s->domain == AF_INET || s->domain == AF_INET6)) {
+		if (*len < (socklen_t)sizeof(struct sockaddr_in)) {
+			c->allowed = false;
+			return -EINVAL;
+		}
+		sa->sa_family = AF_INET;
+	}
 	if (sa->sa_family == AF_UNSPEC || sa->sa_family == AF_NETLINK) {
 		c->allowed = true;
 		snprintf(c->path, sizeof(c->path), "%s", sa->sa_family ? "netlink" : "unspec");
@@ -237,7 +250,7 @@ do_addr_call(struct sv_call *c, enum policy_net_op op)
 	if (r == 0)
 		r = sock_open(c, (int)a[0], &s);
 	if (r == 0)
-		r = decide_addr(c, op, &s, &ss, &len, &file);
+		r = decide_addr(c, op, op == POLICY_NET_CONNECT, &s, &ss, &len, &file);
 	if (r == 0 && op == POLICY_NET_CONNECT && s.blocking && ss.ss_family != AF_UNSPEC) {
 		r = defer_connect(c, &s, file, &ss, len);
 		if (r == 0)
@@ -276,6 +289,105 @@ address_ignored(const struct sock *s, uint64_t flags)
 	return (s->type == SOCK_STREAM || s->type == SOCK_SEQPACKET) && !(flags & MSG_FASTOPEN);
 }
 
+/* A datagram send that would block, carried out on a worker with copies of everything. */
+struct deferred_send {
+	int notify_fd;
+	uint64_t id;
+	int sock, file;
+	struct sockaddr_storage ss;
+	socklen_t len;
+	bool has_name;
+	int flags;
+	void *data;
+	size_t n;
+	void *control;
+	size_t controllen;
+	int fds[CONTROL_MAX / sizeof(int)];
+	int n_fds;
+};
+
+static void
+deferred_send(void *arg)
+{
+	struct deferred_send *d = arg;
+	struct iovec iov = {d->data, d->n};
+	struct msghdr m = {
+	    .msg_name = d->has_name ? &d->ss : NULL,
+	    .msg_namelen = d->has_name ? d->len : 0,
+	    .msg_iov = &iov,
+	    .msg_iovlen = 1,
+	    .msg_control = d->control,
+	    .msg_controllen = d->controllen,
+	};
+	ssize_t n = sendmsg(d->sock, &m, d->flags | MSG_NOSIGNAL);
+	struct seccomp_notif_resp resp = {
+	    .id = d->id, .error = n < 0 ? -errno : 0, .val = n < 0 ? 0 : n};
+	sys_notif_send(d->notify_fd, &resp);
+	for (int i = 0; i < d->n_fds; i++)
+		close(d->fds[i]);
+	close(d->sock);
+	if (d->file >= 0)
+		close(d->file);
+	free(d->data);
+	free(d->control);
+	free(d);
+}
+
+/*
+ * Sends m on our copy of the socket without blocking the notification thread:
+ * MSG_DONTWAIT first, and if a blocking socket would block, the send moves to a
+ * worker (which owns sock, file and fds from then on). Returns bytes sent, -errno,
+ * or 0 with c->replied set.
+ */
+static ssize_t
+send_now_or_later(struct sv_call *c, const struct sock *s, int file, struct msghdr *m, int flags,
+                  const int *fds, int n_fds, bool *ret_moved)
+{
+	*ret_moved = false;
+	ssize_t n = sendmsg(s->fd, m, flags | MSG_NOSIGNAL | (s->blocking ? MSG_DONTWAIT : 0));
+	if (n >= 0 || errno != EAGAIN || !s->blocking || (flags & MSG_DONTWAIT))
+		return n < 0 ? -errno : n;
+	struct deferred_send *d = calloc(1, sizeof(*d));
+	size_t len = m->msg_iov->iov_len;
+	if (!d || !(d->data = malloc(len ? len : 1)) ||
+	    (m->msg_controllen && !(d->control = malloc(m->msg_controllen)))) {
+		if (d)
+			free(d->data);
+		free(d);
+		return -ENOMEM;
+	}
+	*d = (struct deferred_send){
+	    .notify_fd = c->sv->notify_fd,
+	    .id = c->req->id,
+	    .sock = s->fd,
+	    .file = file,
+	    .has_name = m->msg_name != NULL,
+	    .flags = flags,
+	    .data = d->data,
+	    .n = len,
+	    .control = d->control,
+	    .controllen = m->msg_controllen,
+	    .n_fds = n_fds,
+	};
+	if (m->msg_name) {
+		memcpy(&d->ss, m->msg_name, m->msg_namelen);
+		d->len = m->msg_namelen;
+	}
+	memcpy(d->data, m->msg_iov->iov_base, len);
+	if (m->msg_controllen)
+		memcpy(d->control, m->msg_control, m->msg_controllen);
+	memcpy(d->fds, fds, (size_t)n_fds * sizeof(int));
+	if (sv_pool_submit(c->sv->pool, deferred_send, d) < 0) {
+		free(d->data);
+		free(d->control);
+		free(d);
+		return -EAGAIN;
+	}
+	c->replied = true;
+	*ret_moved = true;
+	return 0;
+}
+
 void
 sv_sendto(struct sv_call *c)
 {
@@ -302,13 +414,18 @@ sv_sendto(struct sv_call *c)
 	if (r == 0)
 		r = read_addr(c, a[4], a[5], &ss, &len);
 	if (r == 0)
-		r = decide_addr(c, POLICY_NET_CONNECT, &s, &ss, &len, &file);
+		r = decide_addr(c, POLICY_NET_CONNECT, false, &s, &ss, &len, &file);
 	if (r == 0)
 		r = tgt_read(c, a[1], buf, a[2]);
 	if (r == 0) {
-		ssize_t n =
-		    sendto(s.fd, buf, a[2], (int)a[3] | MSG_NOSIGNAL, (struct sockaddr *)&ss, len);
-		r = n < 0 ? -errno : 0;
+		struct iovec iov = {buf, a[2]};
+		struct msghdr m = {
+		    .msg_name = &ss, .msg_namelen = len, .msg_iov = &iov, .msg_iovlen = 1};
+		bool moved;
+		ssize_t n = send_now_or_later(c, &s, file, &m, (int)a[3], NULL, 0, &moved);
+		if (moved)
+			return;
+		r = n < 0 ? (int)n : 0;
 		c->val = n;
 	}
 	if (s.fd >= 0)
@@ -320,7 +437,8 @@ sv_sendto(struct sv_call *c)
 
 /* One message of a datagram sendmsg, carried out by us. Returns bytes sent or -errno. */
 static ssize_t
-send_one(struct sv_call *c, const struct sock *s, uint64_t msg_addr, int flags)
+send_one(struct sv_call *c, const struct sock *s, uint64_t msg_addr, int flags, bool deferrable,
+         bool *ret_moved)
 {
 	struct msghdr m;
 	struct sockaddr_storage ss;
@@ -331,6 +449,7 @@ send_one(struct sv_call *c, const struct sock *s, uint64_t msg_addr, int flags)
 	size_t total = 0;
 	int file = -1, fds[CONTROL_MAX / sizeof(int)], n_fds = 0;
 
+	*ret_moved = false;
 	int r = tgt_read(c, msg_addr, &m, sizeof(m));
 	if (r < 0)
 		return r;
@@ -339,7 +458,7 @@ send_one(struct sv_call *c, const struct sock *s, uint64_t msg_addr, int flags)
 	if (m.msg_name) {
 		r = read_addr(c, (uint64_t)(uintptr_t)m.msg_name, m.msg_namelen, &ss, &len);
 		if (r == 0)
-			r = decide_addr(c, POLICY_NET_CONNECT, s, &ss, &len, &file);
+			r = decide_addr(c, POLICY_NET_CONNECT, false, s, &ss, &len, &file);
 		if (r < 0)
 			return r;
 	}
@@ -380,7 +499,14 @@ send_one(struct sv_call *c, const struct sock *s, uint64_t msg_addr, int flags)
 		}
 	}
 	ssize_t n = r;
-	if (r == 0) {
+	if (r == 0 && deferrable) {
+		bool moved;
+		n = send_now_or_later(c, s, file, &mine, flags, fds, n_fds, &moved);
+		if (moved) {
+			*ret_moved = true;
+			return 0; /* the worker owns the fds now */
+		}
+	} else if (r == 0) {
 		n = sendmsg(s->fd, &mine, flags | MSG_NOSIGNAL);
 		if (n < 0)
 			n = -errno;
@@ -404,7 +530,10 @@ sv_sendmsg(struct sv_call *c)
 		c->cont = true;
 		return;
 	}
-	ssize_t n = r < 0 ? r : send_one(c, &s, a[1], (int)a[2]);
+	bool moved = false;
+	ssize_t n = r < 0 ? r : send_one(c, &s, a[1], (int)a[2], true, &moved);
+	if (moved)
+		return; /* the worker answers, and owns our copy of the socket */
 	if (s.fd >= 0)
 		close(s.fd);
 	if (n < 0)
@@ -429,7 +558,9 @@ sv_sendmmsg(struct sv_call *c)
 	}
 	for (; r == 0 && sent < vlen; sent++) {
 		uint64_t at = a[1] + (uint64_t)sent * sizeof(struct mmsghdr);
-		ssize_t n = send_one(c, &s, at, (int)a[3]);
+		bool moved;
+		ssize_t n =
+		    send_one(c, &s, at, (int)a[3] | (s.blocking ? MSG_DONTWAIT : 0), false, &moved);
 		if (n < 0) {
 			r = (int)n;
 			break;
@@ -446,4 +577,39 @@ sv_sendmmsg(struct sv_call *c)
 	} else {
 		c->err = -r;
 	}
+}
+
+/*
+ * listen() on a socket nobody bound picks a port (or an abstract unix name) by
+ * itself: that is a bind, decided by the bind rules. A socket already bound went
+ * through bind(), which was decided; its listen goes on.
+ */
+void
+sv_listen(struct sv_call *c)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	struct sock s = {.fd = -1};
+
+	int r = sock_open(c, (int)c->req->data.args[0], &s);
+	if (r == 0 && getsockname(s.fd, (struct sockaddr *)&ss, &len) < 0)
+		r = -errno;
+	if (r == 0) {
+		bool unbound =
+		    (ss.ss_family == AF_INET && ((struct sockaddr_in *)&ss)->sin_port == 0) ||
+		    (ss.ss_family == AF_INET6 && ((struct sockaddr_in6 *)&ss)->sin6_port == 0) ||
+		    (ss.ss_family == AF_UNIX && len <= sizeof(sa_family_t));
+		if (unbound) {
+			int file = -1;
+			r = decide_addr(c, POLICY_NET_BIND, false, &s, &ss, &len, &file);
+			if (file >= 0)
+				close(file);
+		}
+	}
+	if (s.fd >= 0)
+		close(s.fd);
+	if (r == 0)
+		c->cont = true;
+	else
+		c->err = -r;
 }

@@ -100,6 +100,7 @@ static const struct {
     {"sendto", sv_sendto},
     {"sendmsg", sv_sendmsg},
     {"sendmmsg", sv_sendmmsg},
+    {"listen", sv_listen},
 };
 
 static sv_handler by_nr[NR_MAX];

@@ -232,6 +232,8 @@ create(struct sv_call *c, struct sv_path *p, uint64_t flags, mode_t mode, uint64
 	}
 	if ((r = tgt_umask(c, &um)) < 0)
 		return c->err = -r, 0;
+	/* No setuid or setgid file is born under moat (see mutate.c). */
+	mode &= ~(mode_t)(S_ISUID | S_ISGID);
 	struct open_how how = {
 	    .flags = (flags & ~(uint64_t)O_CLOEXEC) | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
 	             O_NOCTTY,

@@ -290,18 +290,47 @@ sv_path_open(struct sv_call *c, const struct sv_path *p, int flags, uint64_t res
 int
 sv_path_error(struct sv_call *c, const struct sv_path *p, int err, enum policy_access a)
 {
-	char base[PATH_MAX] = "/", lexical[PATH_MAX];
+	char prefix[sizeof(p->s)], canon[PATH_MAX], where[PATH_MAX];
+	size_t n = p->len;
 
-	if (p->s[0] != '/' && p->base >= 0 && sv_fd_path(c, p->base, base, sizeof(base)) < 0)
+	/*
+	 * The decision is about where the path leads, as far as it resolves: the
+	 * longest prefix that opens, by its real path, plus the rest. Deciding on the
+	 * spelling instead would let a symlink into a denied directory tell which names
+	 * exist there (EACCES for one, ENOENT for another).
+	 */
+	memcpy(prefix, p->s, n + 1);
+	for (int tries = 0; tries < 64; tries++) {
+		while (n > 1 && prefix[n - 1] == '/')
+			n--;
+		while (n > 0 && prefix[n - 1] != '/')
+			n--;
+		const char *rest = p->s + n;
+		int fd;
+		if (n == 0) {
+			fd = p->base >= 0 ? dup(p->base) : open("/", O_PATH | O_CLOEXEC);
+		} else {
+			prefix[n == 1 ? 1 : n - 1] = '\0';
+			struct sv_path q = {.len = strlen(prefix), .base = p->base};
+			memcpy(q.s, prefix, q.len + 1);
+			fd = sv_path_open(c, &q, 0, 0);
+		}
+		if (fd < 0 && n > 0)
+			continue;
+		if (fd < 0)
+			return err;
+		int r = sv_fd_path(c, fd, canon, sizeof(canon));
+		close(fd);
+		if (r < 0 ||
+		    policy_path_normalize(canon, *rest ? rest : ".", where, sizeof(where)) < 0)
+			return err;
+		spell_self(c, where, sizeof(where));
+		r = sv_decide_path(c, where, a);
+		if (r < 0)
+			return r;
+		/* Allowed where it leads: the kernel's own answer stands. */
 		return err;
-	if (policy_path_normalize(base, p->len ? p->s : ".", lexical, sizeof(lexical)) < 0)
-		return err;
-	spell_self(c, lexical, sizeof(lexical));
-	int r = sv_decide_path(c, lexical, a);
-	if (r < 0)
-		return r;
-	/* Allowed where it points: the kernel's own answer stands. */
-	c->allowed = true;
+	}
 	return err;
 }
 

@@ -211,5 +211,6 @@ void sv_bind(struct sv_call *c);
 void sv_sendto(struct sv_call *c);
 void sv_sendmsg(struct sv_call *c);
 void sv_sendmmsg(struct sv_call *c);
+void sv_listen(struct sv_call *c);
 
 #endif

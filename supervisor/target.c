@@ -36,6 +36,9 @@ tgt_write(struct sv_call *c, uint64_t addr, const void *buf, size_t n)
 
 	if (n == 0)
 		return 0;
+	/* If the target died and its pid was reused, the write would land in a stranger. */
+	if (tgt_valid(c) < 0)
+		return -ESRCH;
 	ssize_t r = process_vm_writev(c->tid, &local, 1, &remote, 1, 0);
 	if (r < 0)
 		return errno == ESRCH ? (c->gone = true, -ESRCH) : -EFAULT;
