@@ -57,11 +57,11 @@ struct sv_call {
 	bool gone;    /* the target died or moved on: no reply */
 	/* Runs once the answer is sent (exec verification). */
 	void (*after)(struct sv_call *c);
-	/* The files an allowed exec may become: the binary, or its #! interpreter chain. */
+	/* The files an allowed exec may map: the binary, its #! interpreters, its loader. */
 	struct {
 		dev_t dev;
 		ino_t ino;
-	} image[5];
+	} image[8];
 	int n_image;
 	const struct policy_exec_rule *exec_rule;
 	/* For the audit line. */
