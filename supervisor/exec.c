@@ -377,8 +377,13 @@ kill_image(struct sv_call *c, pid_t w, const char *why)
 
 	/* It never runs an instruction. Its death is reported to us first; we collect it. */
 	kill(w, SIGKILL);
-	while (waitpid(w, &status, __WALL) == w && !WIFEXITED(status) && !WIFSIGNALED(status))
-		;
+	for (;;) {
+		pid_t r = waitpid(-1, &status, __WALL | __WNOTHREAD);
+		if (r < 0 && errno == EINTR && !sv_notify_stopping())
+			continue;
+		if (r < 0 || (r == w && (WIFEXITED(status) || WIFSIGNALED(status))))
+			break;
+	}
 	c->allowed = false;
 	c->decided = true;
 	c->err = EACCES;
@@ -390,17 +395,20 @@ kill_image(struct sv_call *c, pid_t w, const char *why)
 static void
 verify_image(struct sv_call *c)
 {
-	pid_t tgid = tgid_of(c), pid = c->tid;
+	pid_t tgid = tgid_of(c);
 	int status;
 
 	for (;;) {
-		pid_t w = waitpid(pid, &status, __WALL);
+		/*
+		 * Any tracee of this thread, not one pid: a non-leader thread that execs
+		 * takes the leader's pid, and a wait on its old tid would never end. This
+		 * thread traces one exec at a time; it has no children.
+		 */
+		pid_t w = waitpid(-1, &status, __WALL | __WNOTHREAD);
 		if (w < 0 && errno == EINTR && !sv_notify_stopping())
 			continue;
-		if (w < 0 && errno == ECHILD && pid != tgid) {
-			pid = tgid; /* a non-leader thread execs as the leader */
-			continue;
-		}
+		if (w > 0 && w != c->tid && w != tgid)
+			continue; /* an orphan this thread adopted: reaped, nothing more */
 		if (w < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
 			if (w == c->sv->agent)
 				sv_agent_reaped(c->sv, status);

@@ -197,6 +197,53 @@ sv_symlinkat(struct sv_call *c)
 	do_symlink(c, a[0], (int)a[1], a[2]);
 }
 
+/*
+ * Whether moving path elsewhere would carry a deny entry (or the fixed part of a
+ * deny glob) with it: "mv .config cfg" would take .config/gcloud/credentials.db
+ * out from under "$HOME/.config/<any>/credentials*".
+ */
+static bool
+holds_denied(const struct policy *p, const char *path)
+{
+	const struct policy_rule *rules;
+	size_t n = policy_rules(p, &rules), len = strlen(path), depth = 0;
+	char head[PATH_MAX];
+
+	for (const char *s = path; *s; s++)
+		depth += *s == '/' && s[1];
+	for (size_t i = 0; i < n; i++) {
+		if (rules[i].kind != POLICY_KIND_DENY)
+			continue;
+		const char *d = rules[i].path;
+		if (!rules[i].glob) {
+			/* A plain entry below path moves with it. */
+			if (strlen(d) > len && strncmp(d, path, len) == 0 &&
+			    (d[len] == '/' || len == 1))
+				return true;
+			continue;
+		}
+		/* A glob matching anywhere ("**" first) holds wherever the tree goes. */
+		if (strncmp(d, "/**", 3) == 0)
+			continue;
+		/*
+		 * The glob cut to path's depth: if path matches it, what the glob denies
+		 * may lie below ("/h/.config/<any>" for "/h/.config/<any>/credentials*").
+		 */
+		/* head: the first depth components of the glob. */
+		size_t k = 0, count = 0;
+		for (; d[k]; k++)
+			if (d[k] == '/' && count++ == depth)
+				break;
+		if (!d[k] || k >= sizeof(head))
+			continue; /* the glob is not deeper than path: the matcher decides */
+		memcpy(head, d, k);
+		head[k] = '\0';
+		if (policy_glob_match(head, path))
+			return true;
+	}
+	return false;
+}
+
 static void
 do_rename(struct sv_call *c, int olddir, uint64_t oldaddr, int newdir, uint64_t newaddr,
           unsigned flags)
@@ -204,6 +251,10 @@ do_rename(struct sv_call *c, int olddir, uint64_t oldaddr, int newdir, uint64_t 
 	struct name from = {.dir = -1}, to = {.dir = -1};
 
 	int r = name_open(c, olddir, oldaddr, &from);
+	if (r == 0 && holds_denied(c->sv->policy, c->path)) {
+		c->allowed = false;
+		r = -EACCES;
+	}
 	if (r == 0)
 		r = name_open(c, newdir, newaddr, &to);
 	if (r == 0 && renameat2(from.dir, from.last, to.dir, to.last, flags) < 0)

@@ -60,6 +60,23 @@ sock_open(struct sv_call *c, int tfd, struct sock *s)
 	return 0;
 }
 
+/*
+ * Netlink talks to the kernel, not to the network, and a socket's domain cannot
+ * change: calls on it go on in the kernel, under the agent's own credentials. Made
+ * by the supervisor they would carry its capabilities (a root supervisor would
+ * configure the host's network for an agent that gave CAP_NET_ADMIN up).
+ */
+static bool
+kernel_only(struct sv_call *c, struct sock *s)
+{
+	if (s->domain != AF_NETLINK)
+		return false;
+	close(s->fd);
+	s->fd = -1;
+	c->cont = true;
+	return true;
+}
+
 static void
 describe(struct sv_call *c, const struct sockaddr *sa, socklen_t len)
 {
@@ -130,6 +147,25 @@ decide_addr(struct sv_call *c, enum policy_net_op op, bool disconnect_ok, const 
 			             ? sv_path_open(c, &p, 0, 0)
 			             : sv_path_parent(c, &p, 0, name, sizeof(name));
 			int r = fd < 0 ? fd : sv_fd_path(c, fd, canon, sizeof(canon));
+			if (fd < 0) {
+				/*
+				 * Where the path leads decides, not whether it exists: a denied
+				 * socket path answers EACCES either way.
+				 */
+				int e = sv_path_error(c, &p, fd, POLICY_READ);
+				struct sockaddr_un dec = {.sun_family = AF_UNIX};
+				size_t plen = strlen(c->path);
+				if (e == fd && plen < sizeof(dec.sun_path)) {
+					memcpy(dec.sun_path, c->path, plen + 1);
+					if (!policy_net_decide(c->sv->policy, op, s->type,
+					                       (struct sockaddr *)&dec, sizeof(dec),
+					                       &rule))
+						e = -EACCES;
+				}
+				sv_path_done(&p);
+				c->allowed = false;
+				return e;
+			}
 			sv_path_done(&p);
 			if (r == 0 && op == POLICY_NET_BIND) {
 				char full[PATH_MAX];
@@ -249,6 +285,8 @@ do_addr_call(struct sv_call *c, enum policy_net_op op)
 	int r = read_addr(c, a[1], a[2], &ss, &len);
 	if (r == 0)
 		r = sock_open(c, (int)a[0], &s);
+	if (r == 0 && kernel_only(c, &s))
+		return;
 	if (r == 0)
 		r = decide_addr(c, op, op == POLICY_NET_CONNECT, &s, &ss, &len, &file);
 	if (r == 0 && op == POLICY_NET_CONNECT && s.blocking && ss.ss_family != AF_UNSPEC) {
@@ -404,8 +442,9 @@ sv_sendto(struct sv_call *c)
 		return;
 	}
 	int r = sock_open(c, (int)a[0], &s);
-	if (r == 0 && address_ignored(&s, a[3])) {
-		close(s.fd);
+	if (r == 0 && (kernel_only(c, &s) || address_ignored(&s, a[3]))) {
+		if (s.fd >= 0)
+			close(s.fd);
 		c->cont = true;
 		return;
 	}
@@ -525,8 +564,9 @@ sv_sendmsg(struct sv_call *c)
 	struct sock s = {.fd = -1};
 
 	int r = sock_open(c, (int)a[0], &s);
-	if (r == 0 && address_ignored(&s, a[2])) {
-		close(s.fd);
+	if (r == 0 && (kernel_only(c, &s) || address_ignored(&s, a[2]))) {
+		if (s.fd >= 0)
+			close(s.fd);
 		c->cont = true;
 		return;
 	}
@@ -551,8 +591,9 @@ sv_sendmmsg(struct sv_call *c)
 	unsigned sent = 0;
 
 	int r = sock_open(c, (int)a[0], &s);
-	if (r == 0 && address_ignored(&s, a[3])) {
-		close(s.fd);
+	if (r == 0 && (kernel_only(c, &s) || address_ignored(&s, a[3]))) {
+		if (s.fd >= 0)
+			close(s.fd);
 		c->cont = true;
 		return;
 	}

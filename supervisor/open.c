@@ -258,15 +258,22 @@ do_open(struct sv_call *c, int dirfd, uint64_t addr, uint64_t flags, uint64_t mo
 	int follow_flags = (flags & O_NOFOLLOW) || excl ? O_NOFOLLOW : 0;
 
 	int r = sv_path_read(c, dirfd, addr, false, &p);
-	if (r == 0 && p.s[0] == '/' && p.base < 0 && dirfd != AT_FDCWD &&
+	if (r == 0 && p.s[0] == '/' && p.base < 0 &&
 	    (resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT))) {
-		/* openat2 scoped to a dirfd: an absolute path is resolved inside it. */
+		/* openat2 scoped to a dirfd (or the cwd): an absolute path is resolved inside it. */
 		r = tgt_dirfd(c, dirfd);
 		p.base = r;
 		r = r < 0 ? r : 0;
 	}
 	if (r < 0) {
 		c->err = -r;
+		return;
+	}
+	p.resolve = resolve;
+	/* What open(2) refuses before it looks at the path's object (Linux 6.4+ for the first). */
+	if ((flags & O_CREAT) && (flags & __O_TMPFILE) != __O_TMPFILE && (flags & O_DIRECTORY)) {
+		c->err = EINVAL;
+		sv_path_done(&p);
 		return;
 	}
 	if ((flags & __O_TMPFILE) == __O_TMPFILE) {
@@ -278,6 +285,10 @@ do_open(struct sv_call *c, int dirfd, uint64_t addr, uint64_t flags, uint64_t mo
 		int fd = sv_path_open(c, &p, follow_flags | (int)(flags & O_DIRECTORY), resolve);
 		if (fd >= 0) {
 			r = sv_decide_fd(c, fd, p.own_fd, a);
+			struct stat st;
+			if (r == 0 && !excl && (flags & O_CREAT) && fstat(fd, &st) == 0 &&
+			    S_ISDIR(st.st_mode))
+				r = -EISDIR; /* O_CREAT on an existing directory */
 			if (r < 0 || excl) {
 				c->err = r < 0 ? -r : EEXIST;
 				close(fd);
@@ -298,6 +309,11 @@ do_open(struct sv_call *c, int dirfd, uint64_t addr, uint64_t flags, uint64_t mo
 		}
 		if (fd != -ENOENT || !(flags & O_CREAT)) {
 			c->err = -sv_path_error(c, &p, fd, a);
+			break;
+		}
+		if (p.len && p.s[p.len - 1] == '/') {
+			/* "name/" can only be a directory, which O_CREAT does not make. */
+			c->err = -sv_path_error(c, &p, -EISDIR, POLICY_WRITE);
 			break;
 		}
 		if (create(c, &p, flags, (mode_t)mode, resolve) == 0)

@@ -86,6 +86,7 @@ sv_path_read(struct sv_call *c, int dirfd, uint64_t addr, bool empty_ok, struct 
 {
 	p->base = -1;
 	p->own_fd = false;
+	p->resolve = 0;
 	int r = tgt_read_string(c, addr, p->s, PATH_MAX);
 	if (r < 0)
 		return r;
@@ -282,7 +283,8 @@ sv_decide_fd(struct sv_call *c, int fd, bool own_fd, enum policy_access a)
 int
 sv_path_open(struct sv_call *c, const struct sv_path *p, int flags, uint64_t resolve)
 {
-	struct open_how how = {.flags = (uint64_t)(O_PATH | O_CLOEXEC | flags), .resolve = resolve};
+	struct open_how how = {.flags = (uint64_t)(O_PATH | O_CLOEXEC | flags),
+	                       .resolve = resolve | p->resolve};
 
 	return sys_openat2(p->base >= 0 ? p->base : AT_FDCWD, p->s, &how);
 }
@@ -311,7 +313,8 @@ sv_path_error(struct sv_call *c, const struct sv_path *p, int err, enum policy_a
 			fd = p->base >= 0 ? dup(p->base) : open("/", O_PATH | O_CLOEXEC);
 		} else {
 			prefix[n == 1 ? 1 : n - 1] = '\0';
-			struct sv_path q = {.len = strlen(prefix), .base = p->base};
+			struct sv_path q = {
+			    .len = strlen(prefix), .base = p->base, .resolve = p->resolve};
 			memcpy(q.s, prefix, q.len + 1);
 			fd = sv_path_open(c, &q, 0, 0);
 		}

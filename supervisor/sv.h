@@ -117,8 +117,9 @@ int tgt_umask(struct sv_call *c, mode_t *ret);
 struct sv_path {
 	char s[PATH_MAX + 64];
 	size_t len;
-	int base;    /* our fd to resolve against (owned), or -1 for an absolute path */
-	bool own_fd; /* names one of the target's own fds (/proc/TID/fd/N) */
+	int base;         /* our fd to resolve against (owned), or -1 for an absolute path */
+	bool own_fd;      /* names one of the target's own fds (/proc/TID/fd/N) */
+	uint64_t resolve; /* openat2 RESOLVE_* flags every resolution of it keeps */
 };
 
 /* Reads the path at addr relative to dirfd. empty_ok: "" is kept (AT_EMPTY_PATH). */
