@@ -232,6 +232,11 @@ supervise(struct run_opts *o, char **cmd)
 		goto out;
 	}
 	sv.agent = agent.pid;
+	for (int t = 0; t <= 2; t++) {
+		const char *name = isatty(t) ? ttyname(t) : NULL;
+		if (name && strncmp(name, "/dev/pts/", 9) == 0)
+			sv_pty_add(&sv, (unsigned)strtoul(name + 9, NULL, 10));
+	}
 	sv.agent_pgrp = agent.pgrp;
 	sv.tty_fd = foreground_tty();
 	if (sv.tty_fd >= 0)

@@ -14,7 +14,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <termios.h>
 
 #include "moat/macro.h"
 #include "moat/sys.h"
@@ -159,6 +161,9 @@ reopen(struct sv_call *c, int fd, uint64_t flags)
 		c->err = e;
 		return;
 	}
+	unsigned pty;
+	if (strcmp(c->path, "/dev/ptmx") == 0 && ioctl(real, TIOCGPTN, &pty) == 0)
+		sv_pty_add(c->sv, pty);
 	install(c, real, flags);
 }
 

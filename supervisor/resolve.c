@@ -240,6 +240,37 @@ our_mount(struct sv *sv, uint64_t id)
 	return has_mount(sv, id) || (load_mounts(sv) == 0 && has_mount(sv, id));
 }
 
+void
+sv_pty_add(struct sv *sv, unsigned n)
+{
+	for (size_t i = 0; i < sv->n_ptys; i++)
+		if (sv->ptys[i] == n)
+			return;
+	if (sv->n_ptys < ARRAY_SIZE(sv->ptys))
+		sv->ptys[sv->n_ptys++] = n;
+	else
+		memmove(sv->ptys, sv->ptys + 1, (ARRAY_SIZE(sv->ptys) - 1) * sizeof(*sv->ptys)),
+		    sv->ptys[ARRAY_SIZE(sv->ptys) - 1] = n; /* forget the oldest */
+}
+
+/*
+ * The system set allows /dev/pts, but another session's terminal is not the
+ * agent's to read or type into: only moat's own terminal and the ptys the agent
+ * made itself are.
+ */
+static bool
+pty_allowed(const struct sv *sv, const char *canon)
+{
+	if (strncmp(canon, "/dev/pts/", 9) != 0 || !canon[9] ||
+	    strspn(canon + 9, "0123456789") != strlen(canon + 9))
+		return true;
+	unsigned n = (unsigned)strtoul(canon + 9, NULL, 10);
+	for (size_t i = 0; i < sv->n_ptys; i++)
+		if (sv->ptys[i] == n)
+			return true;
+	return false;
+}
+
 int
 sv_decide_fd(struct sv_call *c, int fd, bool own_fd, enum policy_access a)
 {
@@ -267,6 +298,8 @@ sv_decide_fd(struct sv_call *c, int fd, bool own_fd, enum policy_access a)
 	r = sv_decide_path(c, canon, a);
 	if (r < 0)
 		return r;
+	if (!pty_allowed(c->sv, canon))
+		return record(c, canon, a, false, c->rule, policy_denial_errno(a));
 	/*
 	 * A hard link or a bind-mount alias of a denied object is the denied object. A
 	 * file that had other names before the session began is let through read-only

@@ -29,6 +29,9 @@ struct sv {
 	struct sv_pool *pool;
 	const struct denyset *denied; /* inodes under the deny entries */
 	uint64_t *mounts;             /* mount ids of moat's namespace (resolve.c) */
+	/* The terminals the agent may open: moat's own, and those it made through /dev/ptmx. */
+	unsigned ptys[256];
+	size_t n_ptys;
 	size_t n_mounts, cap_mounts;
 	pid_t agent;
 	pid_t agent_pgrp;
@@ -134,6 +137,9 @@ int sv_fd_path(struct sv_call *c, int fd, char *out, size_t size);
  * decision in c; returns 0 when allowed or the policy's -errno.
  */
 int sv_decide_fd(struct sv_call *c, int fd, bool own_fd, enum policy_access a);
+/* A pty the agent made (its /dev/ptmx master's number): it may open its /dev/pts/N. */
+void sv_pty_add(struct sv *sv, unsigned n);
+
 /* Decides a path that does not (yet) name an object: "/dir/canon" + "/" + name. */
 int sv_decide_path(struct sv_call *c, const char *canon, enum policy_access a);
 
