@@ -414,7 +414,8 @@ send_now_or_later(struct sv_call *c, const struct sock *s, int file, struct msgh
 	memcpy(d->data, m->msg_iov->iov_base, len);
 	if (m->msg_controllen)
 		memcpy(d->control, m->msg_control, m->msg_controllen);
-	memcpy(d->fds, fds, (size_t)n_fds * sizeof(int));
+	if (n_fds > 0)
+		memcpy(d->fds, fds, (size_t)n_fds * sizeof(int));
 	if (sv_pool_submit(c->sv->pool, deferred_send, d) < 0) {
 		free(d->data);
 		free(d->control);

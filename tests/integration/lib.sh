@@ -5,6 +5,7 @@
 MOAT="${MOAT_BIN:?MOAT_BIN is not set}/moat"
 _failed=0
 _passed=0
+_gaps=0
 _out=$(mktemp)
 _err=$(mktemp)
 
@@ -34,8 +35,17 @@ expect_err() {
 	if grep -qF -- "$1" "$_err"; then _pass; else _fail "stderr lacks: $1"; fi
 }
 
+# A weakness that is known, written down in the closing note and not yet
+# fixed: reported and counted on every run, never silently passed. When it is
+# fixed, the caller's check passes instead and the gap disappears from the count.
+known_gap() {
+	printf 'KNOWN GAP: %s\n' "$1"
+	_gaps=$((_gaps + 1))
+}
+
 finish() {
 	rm -f "$_out" "$_err"
+	[ "$_gaps" -eq 0 ] || printf '%d known gaps (see above)\n' "$_gaps"
 	printf '%d passed, %d failed\n' "$_passed" "$_failed"
 	[ "$_failed" -eq 0 ]
 }
