@@ -38,7 +38,7 @@
 
 struct sock {
 	int fd; /* our copy */
-	int type, domain;
+	int type, domain, protocol;
 	bool blocking;
 };
 
@@ -51,7 +51,8 @@ sock_open(struct sv_call *c, int tfd, struct sock *s)
 	if (s->fd < 0)
 		return s->fd == -ESRCH ? -ESRCH : -EBADF;
 	if (getsockopt(s->fd, SOL_SOCKET, SO_TYPE, &s->type, &len) < 0 ||
-	    getsockopt(s->fd, SOL_SOCKET, SO_DOMAIN, &s->domain, &len) < 0) {
+	    getsockopt(s->fd, SOL_SOCKET, SO_DOMAIN, &s->domain, &len) < 0 ||
+	    getsockopt(s->fd, SOL_SOCKET, SO_PROTOCOL, &s->protocol, &len) < 0) {
 		close(s->fd);
 		s->fd = -1;
 		return -ENOTSOCK;
@@ -320,11 +321,19 @@ sv_bind(struct sv_call *c)
 
 /* ---- sends ---- */
 
-/* Stream sockets ignore a send's address (unless MSG_FASTOPEN, which connects). */
+/*
+ * Where the kernel ignores a send's address: unix stream and seqpacket sockets,
+ * and TCP (or MPTCP) streams short of MSG_FASTOPEN, which connects. Not SCTP: its
+ * one-to-many sockets send to the address given.
+ */
 static bool
 address_ignored(const struct sock *s, uint64_t flags)
 {
-	return (s->type == SOCK_STREAM || s->type == SOCK_SEQPACKET) && !(flags & MSG_FASTOPEN);
+	if (s->domain == AF_UNIX)
+		return s->type == SOCK_STREAM || s->type == SOCK_SEQPACKET;
+	return (s->domain == AF_INET || s->domain == AF_INET6) && s->type == SOCK_STREAM &&
+	       (s->protocol == IPPROTO_TCP || s->protocol == IPPROTO_MPTCP) &&
+	       !(flags & MSG_FASTOPEN);
 }
 
 /* A datagram send that would block, carried out on a worker with copies of everything. */
