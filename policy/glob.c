@@ -49,32 +49,6 @@ is_doublestar(const char *p)
 	return p[0] == '*' && p[1] == '*' && p[2] == '\0';
 }
 
-bool
-glob_match_comps(const char *const *pat, size_t n_pat, const char *path, const struct comp *c,
-                 size_t n, bool subtree)
-{
-	size_t j = 0, i = 0, star_j = SIZE_MAX, star_i = 0;
-
-	for (;;) {
-		if (j == n_pat && (i == n || subtree))
-			return true;
-		if (j < n_pat && is_doublestar(pat[j])) {
-			star_j = j++;
-			star_i = i;
-			continue;
-		}
-		if (j < n_pat && i < n && glob_match_component(pat[j], path + c[i].off, c[i].len)) {
-			i++;
-			j++;
-			continue;
-		}
-		if (star_j == SIZE_MAX || star_i >= n)
-			return false;
-		j = star_j + 1;
-		i = ++star_i;
-	}
-}
-
 static void
 classify(struct glob_comp *g)
 {
@@ -198,24 +172,27 @@ bool
 glob_match_path(const char *pattern, const char *path, bool subtree)
 {
 	struct comp c[POLICY_COMPONENTS_MAX];
-	const char *pv[POLICY_COMPONENTS_MAX];
+	struct glob_comp pv[POLICY_COMPONENTS_MAX];
 	char buf[POLICY_PATH_MAX + 1];
 	size_t np = 0;
 
 	int n = path_split(path, strlen(path), c, ARRAY_SIZE(c));
 	if (n < 0 || strlen(pattern) > POLICY_PATH_MAX)
 		return false;
-	/* Split the pattern in a local copy: this helper must not allocate. */
+	/* Split and classify the pattern in a local copy: this helper must not allocate. */
 	strcpy(buf, pattern);
 	for (char *s = buf; *s;) {
 		while (*s == '/')
 			*s++ = '\0';
 		if (!*s)
 			break;
-		pv[np++] = s;
+		pv[np].pat = s;
 		s = strchrnul(s, '/');
+		if (*s)
+			*s++ = '\0';
+		classify(&pv[np++]);
 	}
-	return glob_match_comps(pv, np, path, c, (size_t)n, subtree);
+	return glob_match_compiled(pv, np, path, c, (size_t)n, subtree);
 }
 
 bool

@@ -137,16 +137,15 @@ int compile_trie(struct policy *p);
 /* Glob helpers. */
 bool glob_has_magic(const char *s);
 bool glob_match_component(const char *pat, const char *s, size_t len);
-/* Matches comps (each a pattern or "**") against path components; subtree: a match of an
- * ancestor counts. */
-bool glob_match_comps(const char *const *pat, size_t n_pat, const char *path, const struct comp *c,
-                      size_t n, bool subtree);
 /* Matches a whole path against a pattern; subtree: a match of an ancestor counts. */
 bool glob_match_path(const char *pattern, const char *path, bool subtree);
 uint32_t policy_component_hash(const char *s, size_t len);
 /* Splits a pattern into compiled components (owned by p). */
 int glob_compile(struct policy *p, const char *pattern, struct glob_comp **ret, size_t *ret_n);
-/* glob_match_comps() for compiled components. */
+/*
+ * Matches compiled pattern components (each a pattern, or "**") against path
+ * components; subtree: a match of an ancestor counts.
+ */
 bool glob_match_compiled(const struct glob_comp *pat, size_t n_pat, const char *path,
                          const struct comp *c, size_t n, bool subtree);
 
