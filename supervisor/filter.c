@@ -355,15 +355,15 @@ sv_filter_build(const struct sv_filter_opts *opts, struct sock_fprog *ret)
 		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(table); i++) {
 		int nr = sv_syscall_nr(table[i].name);
-		if (nr < 0)
-			continue; /* not on this architecture */
+		if (nr < 0 || (opts->task && table[i].disposition == SV_TRAP))
+			continue; /* not on this architecture, or nobody to trap to */
 		r = seccomp_rule_add(ctx, action_of(table[i].disposition), nr, 0);
 	}
 	if (r == 0)
 		r = add_newer_rules(ctx);
 	if (r == 0)
 		r = add_argument_rules(ctx);
-	if (r == 0)
+	if (r == 0 && !opts->task)
 		r = protect_supervisor(ctx, opts);
 	if (r == 0)
 		r = export_bpf(ctx, ret);

@@ -37,6 +37,11 @@ struct sv_filter_opts {
 	pid_t supervisor_pgrp;
 	const pid_t *supervisor_tids; /* every thread of the supervisor */
 	size_t n_supervisor_tids;
+	/*
+	 * A runner task's filter instead: nothing trapped (no supervisor listens),
+	 * the same refusals and kills, no supervisor to protect.
+	 */
+	bool task;
 };
 
 /* Builds the filter program; free ret->filter with free(). */

@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A runner client. One poll loop: frames from the runner go to stdout and
+ * stderr with blocking writes (a slow reader there slows the task, through the
+ * runner's back-pressure); stdin is read only while nothing is waiting to go
+ * to the runner, so neither side can fill the other's buffers without bound;
+ * signals arrive on a signalfd and leave as frames.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "moat/macro.h"
+#include "moat/proto.h"
+
+struct session {
+	const char *prog;
+	int sock;
+	struct proto_buf out; /* frames not yet sent */
+	size_t out_off;
+	uint8_t *in; /* frames not yet decoded */
+	size_t in_len, in_cap;
+	bool tty, raw;
+	struct termios saved;
+};
+
+static const int relayed[] = {SIGINT,  SIGTERM,  SIGHUP,  SIGQUIT, SIGUSR1,
+                              SIGUSR2, SIGWINCH, SIGCONT, SIGALRM};
+
+static int _printf_(2, 3) say(const struct session *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", s->prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return CLIENT_EXIT_RUNNER;
+}
+
+static int
+connect_to(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static int
+write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN) {
+			struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+			poll(&pfd, 1, -1);
+			continue;
+		}
+		if (w < 0)
+			return -errno;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int
+queue(struct session *s, const struct proto_msg *m)
+{
+	return proto_encode(&s->out, m);
+}
+
+/* Sends what is queued, without blocking; 0, or -errno when the runner is gone. */
+static int
+flush(struct session *s)
+{
+	while (s->out_off < s->out.len) {
+		ssize_t w = send(s->sock, s->out.p + s->out_off, s->out.len - s->out_off,
+		                 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return errno == EAGAIN ? 0 : -errno;
+		s->out_off += (size_t)w;
+	}
+	s->out.len = s->out_off = 0;
+	return 0;
+}
+
+static int
+send_now(struct session *s, const struct proto_msg *m)
+{
+	int r = queue(s, m);
+	while (r == 0 && s->out.len) {
+		struct pollfd pfd = {.fd = s->sock, .events = POLLOUT};
+		r = flush(s);
+		if (r == 0 && s->out.len)
+			poll(&pfd, 1, -1);
+	}
+	return r;
+}
+
+/* Reads from the runner: 1 with a frame decoded into m, 0 at EOF, -errno. */
+static int
+next_frame(struct session *s, struct proto_msg *m, char *err, size_t errsize, bool block)
+{
+	for (;;) {
+		uint32_t len;
+		if (s->in_len >= PROTO_HEADER_SIZE) {
+			if (proto_frame_length(s->in, &len) < 0) {
+				snprintf(err, errsize, "frame length out of bounds");
+				return -EBADMSG;
+			}
+			if (s->in_len >= PROTO_HEADER_SIZE + len) {
+				int r =
+				    proto_decode(s->in + PROTO_HEADER_SIZE, len, m, err, errsize);
+				return r < 0 ? r : 1;
+			}
+			if (s->in_cap < PROTO_HEADER_SIZE + len) {
+				uint8_t *p = realloc(s->in, PROTO_HEADER_SIZE + len);
+				if (!p)
+					return -ENOMEM;
+				s->in = p;
+				s->in_cap = PROTO_HEADER_SIZE + len;
+			}
+		} else if (s->in_cap <
+		           PROTO_HEADER_SIZE + PROTO_CHUNK_MAX + PROTO_DATA_HEADER_MAX) {
+			size_t cap = PROTO_HEADER_SIZE + PROTO_CHUNK_MAX + PROTO_DATA_HEADER_MAX;
+			uint8_t *p = realloc(s->in, cap);
+			if (!p)
+				return -ENOMEM;
+			s->in = p;
+			s->in_cap = cap;
+		}
+		ssize_t n = recv(s->sock, s->in + s->in_len, s->in_cap - s->in_len,
+		                 block ? 0 : MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0) {
+			snprintf(err, errsize, "the runner closed the connection");
+			return 0;
+		}
+		s->in_len += (size_t)n;
+	}
+}
+
+/* Drops the frame next_frame() returned. */
+static void
+consume(struct session *s, struct proto_msg *m)
+{
+	uint32_t len;
+
+	proto_msg_free(m);
+	proto_frame_length(s->in, &len);
+	memmove(s->in, s->in + PROTO_HEADER_SIZE + len, s->in_len - PROTO_HEADER_SIZE - len);
+	s->in_len -= PROTO_HEADER_SIZE + len;
+}
+
+static int
+open_session(struct session *s, const char *socket)
+{
+	s->sock = connect_to(socket);
+	if (s->sock < 0)
+		return say(s,
+		           "cannot reach the runner at %s: %s (start one with 'moat-runner "
+		           "--socket %s')",
+		           socket, strerror(-s->sock), socket);
+	struct proto_msg hello = {.type = PROTO_HELLO, .u.hello = {.version = PROTO_VERSION}};
+	if (send_now(s, &hello) < 0)
+		return say(s, "%s: %s", socket, strerror(errno));
+	return 0;
+}
+
+static void
+close_session(struct session *s)
+{
+	if (s->raw)
+		tcsetattr(STDIN_FILENO, TCSADRAIN, &s->saved);
+	if (s->sock >= 0)
+		close(s->sock);
+	proto_buf_free(&s->out);
+	free(s->in);
+}
+
+static int
+error_status(struct session *s, const struct proto_msg *m)
+{
+	fprintf(stderr, "%s: %s\n", s->prog, m->u.error.message);
+	if (m->u.error.code != PROTO_E_EXEC)
+		return CLIENT_EXIT_RUNNER;
+	return m->u.error.err == ENOENT ? CLIENT_EXIT_NOTFOUND : CLIENT_EXIT_NOEXEC;
+}
+
+static void
+window_size(uint16_t *rows, uint16_t *cols)
+{
+	struct winsize ws = {0};
+
+	ioctl(STDIN_FILENO, TIOCGWINSZ, &ws);
+	*rows = ws.ws_row;
+	*cols = ws.ws_col;
+}
+
+static void
+on_signal(struct session *s, int sig)
+{
+	struct proto_msg m = {.type = PROTO_SIGNAL, .u.signal = {.signal = sig}};
+
+	if (sig == SIGWINCH) {
+		if (!s->tty)
+			return;
+		m.type = PROTO_RESIZE;
+		window_size(&m.u.resize.rows, &m.u.resize.cols);
+	}
+	queue(s, &m);
+}
+
+/* stdin to the runner, one chunk at a time. */
+static bool
+on_stdin(struct session *s)
+{
+	uint8_t buf[PROTO_CHUNK_MAX];
+	ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return true;
+	if (n <= 0) {
+		struct proto_msg eof = {.type = PROTO_EOF};
+		queue(s, &eof);
+		return false;
+	}
+	struct proto_msg m = {.type = PROTO_STDIN, .u.data = {.data = buf, .len = (size_t)n}};
+	queue(s, &m);
+	return true;
+}
+
+/* Handles one frame from a running task; returns -1 to go on, else the exit status. */
+static int
+on_frame(struct session *s, const struct proto_msg *m)
+{
+	if (m->type == PROTO_STARTED)
+		return -1;
+	if (m->type == PROTO_STDOUT || m->type == PROTO_STDERR) {
+		write_all(m->type == PROTO_STDOUT ? STDOUT_FILENO : STDERR_FILENO, m->u.data.data,
+		          m->u.data.len);
+		return -1;
+	}
+	if (m->type == PROTO_EXIT)
+		return m->u.exit.signal ? 128 + m->u.exit.signal : m->u.exit.code;
+	if (m->type == PROTO_ERROR)
+		return error_status(s, m);
+	say(s, "unexpected %s frame from the runner", proto_type_name(m->type));
+	return CLIENT_EXIT_RUNNER;
+}
+
+static int
+relay(struct session *s)
+{
+	sigset_t set;
+	bool stdin_open = true;
+	int status = -1;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < ARRAY_SIZE(relayed); i++)
+		sigaddset(&set, relayed[i]);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		return say(s, "signalfd: %s", strerror(errno));
+	while (status < 0) {
+		struct pollfd p[3] = {
+		    {.fd = s->sock, .events = POLLIN | (s->out.len ? POLLOUT : 0)},
+		    {.fd = sfd, .events = POLLIN},
+		    {.fd = stdin_open && !s->out.len ? STDIN_FILENO : -1, .events = POLLIN},
+		};
+		if (poll(p, 3, -1) < 0 && errno != EINTR)
+			break;
+		struct signalfd_siginfo si;
+		while (read(sfd, &si, sizeof(si)) == sizeof(si))
+			on_signal(s, (int)si.ssi_signo);
+		if (p[2].revents)
+			stdin_open = on_stdin(s);
+		if (flush(s) < 0 && !(p[0].revents & POLLIN)) {
+			status = say(s, "the runner went away");
+			break;
+		}
+		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		struct proto_msg m;
+		char err[256];
+		int r = -EAGAIN;
+		while (status < 0 && (r = next_frame(s, &m, err, sizeof(err), false)) > 0) {
+			status = on_frame(s, &m);
+			consume(s, &m);
+		}
+		if (status < 0 && r != -EAGAIN)
+			status = say(s, "%s", r == 0 ? err : r == -EBADMSG ? err : strerror(-r));
+	}
+	close(sfd);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	return status;
+}
+
+int
+client_exec(const struct client_exec *e, const char *prog)
+{
+	struct session s = {.prog = prog, .sock = -1};
+	char cwd[PATH_MAX];
+	int r = open_session(&s, e->socket);
+
+	if (r) {
+		close_session(&s);
+		return r;
+	}
+	if (!e->cwd && !getcwd(cwd, sizeof(cwd))) {
+		close_session(&s);
+		return say(&s, "getcwd: %s", strerror(errno));
+	}
+	size_t argc = 0, envc = 0;
+	while (e->argv[argc])
+		argc++;
+	while (e->env && e->env[envc])
+		envc++;
+	s.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	struct proto_msg m = {.type = PROTO_EXEC,
+	                      .u.exec = {.argv = (const char *const *)e->argv,
+	                                 .argc = argc,
+	                                 .env = (const char *const *)e->env,
+	                                 .envc = envc,
+	                                 .cwd = e->cwd ? e->cwd : cwd,
+	                                 .path = e->path,
+	                                 .session = e->session,
+	                                 .tty = s.tty}};
+	static const char *const no_env[] = {NULL};
+	if (!e->env)
+		m.u.exec.env = no_env;
+	if (s.tty)
+		window_size(&m.u.exec.rows, &m.u.exec.cols);
+	r = queue(&s, &m);
+	if (r < 0) {
+		close_session(&s);
+		return say(&s, "the command is too large to send: %s", strerror(-r));
+	}
+	if (s.tty && tcgetattr(STDIN_FILENO, &s.saved) == 0) {
+		struct termios raw = s.saved;
+		cfmakeraw(&raw);
+		s.raw = tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) == 0;
+	}
+	r = relay(&s);
+	close_session(&s);
+	return r;
+}
+
+/* A request that gets one answer: ps, kill. */
+static int
+ask(struct session *s, const char *socket, const struct proto_msg *req, enum proto_type want,
+    int (*show)(const struct proto_msg *))
+{
+	struct proto_msg m;
+	char err[256];
+	int r = open_session(s, socket);
+
+	if (r == 0 && send_now(s, req) < 0)
+		r = say(s, "%s: %s", socket, strerror(errno));
+	if (r == 0) {
+		int q = next_frame(s, &m, err, sizeof(err), true);
+		if (q <= 0)
+			r = say(s, "%s", q == 0 || q == -EBADMSG ? err : strerror(-q));
+		else {
+			r = m.type == want          ? show(&m)
+			    : m.type == PROTO_ERROR ? error_status(s, &m)
+			                            : say(s, "unexpected answer");
+			consume(s, &m);
+		}
+	}
+	close_session(s);
+	return r;
+}
+
+static int
+show_tasks(const struct proto_msg *m)
+{
+	time_t now = time(NULL);
+
+	printf("%-6s %-20s %-6s %-8s %-6s %s\n", "ID", "SESSION", "UID", "PID", "AGE", "COMMAND");
+	for (size_t i = 0; i < m->u.tasks.n; i++) {
+		const struct proto_task_info *t = &m->u.tasks.tasks[i];
+		long age = (long)now - (long)t->started;
+		printf("%-6llu %-20s %-6llu %-8llu %-6ld %s\n", (unsigned long long)t->id,
+		       t->session, (unsigned long long)t->uid, (unsigned long long)t->pid,
+		       age < 0 ? 0 : age, t->command);
+	}
+	return 0;
+}
+
+static int
+show_killed(const struct proto_msg *m)
+{
+	printf("killed %llu task%s\n", (unsigned long long)m->u.killed.count,
+	       m->u.killed.count == 1 ? "" : "s");
+	return 0;
+}
+
+int
+client_ps(const char *socket, const char *prog)
+{
+	struct session s = {.prog = prog, .sock = -1};
+	struct proto_msg req = {.type = PROTO_PS};
+
+	return ask(&s, socket, &req, PROTO_TASKS, show_tasks);
+}
+
+int
+client_kill(const char *socket, const char *session, uint64_t id, bool all, const char *prog)
+{
+	struct session s = {.prog = prog, .sock = -1};
+	struct proto_msg req = {.type = PROTO_KILL,
+	                        .u.kill = {.session = session, .id = id, .all = all}};
+
+	return ask(&s, socket, &req, PROTO_KILLED, show_killed);
+}
+
+const char *
+client_socket_path(const char *given, char *buf, size_t size)
+{
+	const char *env = getenv("MOAT_RUNNER_SOCKET"), *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (given && *given)
+		return given;
+	if (env && *env)
+		return env;
+	if (xdg && *xdg && (size_t)snprintf(buf, size, "%s/moat/runner.sock", xdg) < size)
+		return buf;
+	return "/run/moat/runner.sock";
+}

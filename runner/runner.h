@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The task runner: runs a command in fresh pid and mount namespaces where the
+ * policy's secrets are not mounted, and relays its stdio over the protocol of
+ * moat/proto.h. view.c plans the mounts, task.c starts the task, server.c serves
+ * clients (as a daemon or embedded), client.c is the other end.
+ */
+#ifndef MOAT_RUNNER_H
+#define MOAT_RUNNER_H
+
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "moat/policy.h"
+
+/* ---- view.c: what a task's mount namespace looks like ---- */
+
+enum view_op {
+	VIEW_BIND_RW,   /* the host object, writable (as the host mount allows) */
+	VIEW_BIND_RO,   /* the host object, read-only */
+	VIEW_MASK_DIR,  /* an empty read-only directory over it */
+	VIEW_MASK_FILE, /* /dev/null over it */
+};
+
+struct view_entry {
+	enum view_op op;
+	char *src; /* on the host (for masks: what is covered) */
+	char *dst; /* in the task; equal to src except for mounts.extra */
+};
+
+#define VIEW_MAX 1024 /* entries: the child keeps one descriptor per bind on its stack */
+
+struct task_view {
+	bool surface; /* a fresh root holding only the binds; else the host view read-only */
+	struct view_entry *v;
+	size_t n;
+};
+
+/*
+ * The view of policy p. extra_masks (NULL-terminated, may be NULL) are masked
+ * as well: the runner hides its own socket directory. Deny globs are found by a
+ * bounded walk of the writable binds and of each glob's literal directory.
+ */
+int view_build(const struct policy *p, const char *const *extra_masks, struct task_view **ret);
+struct task_view *view_free(struct task_view *v);
+
+/* ---- task.c: starting one task ---- */
+
+struct task_spec {
+	char *const *argv; /* NULL-terminated, argc >= 1 */
+	char *const *envp; /* already sanitised */
+	const char *path;  /* NULL: argv[0], looked up on envp's PATH */
+	const char *cwd;   /* absolute */
+	const struct task_view *view;
+	const struct sock_fprog *filter; /* the task's own seccomp filter */
+	bool set_ids;                    /* run as uid/gid/groups (the runner is root) */
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	size_t n_groups;
+	bool userns; /* the runner is not root: a user namespace maps its own ids */
+	bool netns;  /* a network namespace with loopback only */
+	bool tty;
+	uint16_t rows, cols;
+	unsigned pids, memory_mb; /* 0: no limit */
+};
+
+/* What the init of a task tells the runner over the control socket. */
+enum task_event {
+	TASK_READY = 1,    /* namespaces and mounts are made; value: the pty, if any, comes along */
+	TASK_SETUP_FAILED, /* value: errno; text: what failed */
+	TASK_EXECED,       /* the command is running */
+	TASK_EXEC_FAILED,  /* value: errno of execve */
+	TASK_EXITED,       /* value: the command's wait status */
+};
+
+struct task_msg {
+	int32_t event;
+	int32_t value;
+	char text[240];
+};
+
+struct task_proc {
+	pid_t pid;        /* the task's init, in the runner's pid namespace */
+	int pidfd;        /* of pid */
+	int control;      /* SOCK_SEQPACKET: struct task_msg from init */
+	int in, out, err; /* the runner's ends of the command's stdio; err -1 with a tty */
+	int pty;          /* the pty master with a tty, else -1 */
+};
+
+/*
+ * Starts a task and waits until its namespaces are ready (not for the exec).
+ * On a setup failure returns -errno with a message in err. Every fd in ret is
+ * close-on-exec and non-blocking.
+ */
+int task_spawn(const struct task_spec *s, struct task_proc *ret, char *err, size_t errsize);
+void task_proc_close(struct task_proc *p);
+
+/* Reads one control message: 1, 0 at EOF, or -errno (-EAGAIN when none is ready). */
+int task_read_msg(int control, struct task_msg *m);
+
+/* ---- env.c: the environment a task sees ---- */
+
+/*
+ * The client's environment less every name the policy drops (runner.env.drop
+ * and the built-in list, unless runner.env.keep names it), plus runner.env.set,
+ * HOME and TMPDIR. A NULL-terminated array in one allocation (free() it).
+ */
+char **env_sanitize(const struct policy *p, const char *const *client_env, const char *home,
+                    const char *tmpdir);
+
+#endif
