@@ -1,10 +1,12 @@
 #!/bin/sh
-# The supervisor's benchmarks (issue 3), measured in one run and printed as ratios.
+# moat's benchmarks, measured in one run and printed as ratios.
 #
-#   bench/run.sh [BUILD_DIR] [--quick]
+#   bench/run.sh [BUILD_DIR] [--quick] [supervisor | runner]
 #
 # BUILD_DIR (default: build, in the repository) must hold bin/moat and
-# bench/{bench_calls,bare_notify,bench_steps}: this script builds nothing.
+# bench/{bench_calls,bare_notify,bench_steps} for the supervisor's sections (1-3),
+# bin/moat-runner and bench/runner_launch for the runner's (4): this script
+# builds nothing. `supervisor` runs only sections 1-3, `runner` only section 4.
 #
 # 1. Per call (bench_calls): openat+close, statx, connect (unix) + close and
 #    fork+execve(/bin/true)+wait, natively, under the bare notify peer
@@ -21,6 +23,13 @@
 #    and an import-heavy Python start-up: native, bare, moat and strace -f, with
 #    hyperfine when it is installed.
 # 3. The issue's goals, each stated as met or not met with its numbers.
+# 4. The runner (runner_launch, against its own moat-runner daemon on a
+#    temporary socket, stopped at the end): the launch latency of `true`
+#    natively, through `moat-runner exec`, through an in-process client that
+#    speaks the protocol, under bwrap and under unshare (median, p90, p99);
+#    stdout throughput of `head -c N /dev/zero` through the runner against a
+#    native pipe, free and pinned to one CPU; the daemon's memory idle, with 1
+#    and with 100 `sleep` tasks.
 #
 # Nothing here asserts a timing. Environment: PYTHON (default /usr/bin/python3),
 # MOAT_BENCH_REPO (default /tmp/moat-bench-repo, generated once and kept).
@@ -29,9 +38,11 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=
 QUICK=0
+SECTION=all
 for arg in "$@"; do
 	case $arg in
 	--quick) QUICK=1 ;;
+	supervisor | runner) SECTION=$arg ;;
 	-h | --help)
 		sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'
 		exit 0
@@ -52,7 +63,12 @@ MOAT=$BUILD/bin/moat
 CALLS=$BUILD/bench/bench_calls
 BARE=$BUILD/bench/bare_notify
 STEPS=$BUILD/bench/bench_steps
-for b in "$MOAT" "$CALLS" "$BARE" "$STEPS"; do
+RUNNER=$BUILD/bin/moat-runner
+RLAUNCH=$BUILD/bench/runner_launch
+NEEDED="$MOAT $CALLS $BARE $STEPS $RUNNER $RLAUNCH"
+[ "$SECTION" = supervisor ] && NEEDED="$MOAT $CALLS $BARE $STEPS"
+[ "$SECTION" = runner ] && NEEDED="$RUNNER $RLAUNCH"
+for b in $NEEDED; do
 	if [ ! -x "$b" ]; then
 		echo "run.sh: $b is missing: build first (ninja -C $BUILD)" >&2
 		exit 2
@@ -74,13 +90,23 @@ REPO=${MOAT_BENCH_REPO:-/tmp/moat-bench-repo}
 if [ "$QUICK" -eq 1 ]; then
 	CALL_OPTS="--runs 3 --run-ms 60 --warmup-ms 20"
 	NATIVE_RUNS=5 MOAT_RUNS=3 STRACE_RUNS=2 STEP_ITER=3000
+	LAUNCH_ITER=50 THROUGHPUT_BYTES=$((256 << 20)) THROUGHPUT_RUNS=1 MEMORY_TASKS=100
 else
 	CALL_OPTS="--runs 5 --run-ms 150 --warmup-ms 50"
 	NATIVE_RUNS=15 MOAT_RUNS=10 STRACE_RUNS=5 STEP_ITER=20000
+	LAUNCH_ITER=200 THROUGHPUT_BYTES=$((1 << 30)) THROUGHPUT_RUNS=3 MEMORY_TASKS=100
 fi
 
 WORK=$(mktemp -d /tmp/moat-bench.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+RUNNER_PID=
+# stop_runner: the runner daemon section 4 started, if it is still running.
+stop_runner() {
+	[ -n "$RUNNER_PID" ] || return 0
+	kill -TERM "$RUNNER_PID" 2>/dev/null || true
+	wait "$RUNNER_PID" 2>/dev/null || true
+	RUNNER_PID=
+}
+trap 'stop_runner; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 
 # The policy: the bench's directory and the repository rw, the build tree
@@ -171,6 +197,80 @@ busy() {
 		idle[NR] = $5 + $6; tot[NR] = t }
 		END { printf "%.0f\n", 100 * (1 - (idle[2] - idle[1]) / (tot[2] - tot[1])) }'
 }
+
+# ---- 4. the runner (a function: run last, or alone with `run.sh runner`) ----
+
+# start_runner SOCKET: a daemon of our own; waits (up to 5 s) until it listens.
+start_runner() {
+	"$RUNNER" --socket "$1" >"$WORK/runner.log" 2>&1 &
+	RUNNER_PID=$!
+	i=0
+	while [ ! -S "$1" ]; do
+		i=$((i + 1))
+		if [ $i -gt 100 ] || ! kill -0 "$RUNNER_PID" 2>/dev/null; then
+			echo "run.sh: the runner did not start: $(head -c 300 "$WORK/runner.log")" >&2
+			stop_runner
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+runner_section() {
+	# The socket's directory is hidden from the tasks: their cwd must be elsewhere.
+	rsock=$WORK/runner/r.sock
+	rcwd=$WORK/runner-cwd
+	mkdir -p "$rcwd"
+	methods=a,b,b2
+	command -v bwrap >/dev/null 2>&1 && methods=$methods,c
+	command -v unshare >/dev/null 2>&1 && methods=$methods,d
+	load=$(busy)
+	echo >&2
+	echo "runner: the machine was ${load}% busy; daemon on $rsock" >&2
+	start_runner "$rsock" || return 0
+	echo
+	echo "== Runner (section 4): launch, stdout throughput, memory =="
+	echo "   the machine was ${load}% busy before it: every hop of a launch is a wake-up, so"
+	echo "   the runner's ratios suffer more than the peers' from a loaded machine"
+	echo "   a native, b moat-runner exec (a process), b2 in-process client (connect to exit frame),"
+	echo "   c bwrap --unshare-pid --unshare-net --ro-bind / / --dev /dev --proc /proc,"
+	echo "   d unshare --pid --mount --net --fork --mount-proc; every runner task gets its own"
+	echo "   pid, mount and network namespaces, a masked view and a seccomp filter"
+	(
+		cd "$rcwd"
+		# One task first, so the policy and the view are cached before "idle" is read.
+		"$RUNNER" exec --socket "$rsock" -- true </dev/null >/dev/null || true
+		"$RLAUNCH" --socket "$rsock" --memory "$MEMORY_TASKS" || echo "runner memory failed"
+		echo
+		"$RLAUNCH" --socket "$rsock" --runner "$RUNNER" --methods "$methods" \
+			--iterations "$LAUNCH_ITER" || echo "runner launch failed"
+		echo
+		"$RLAUNCH" --socket "$rsock" --runner "$RUNNER" --throughput "$THROUGHPUT_BYTES" \
+			--runs "$THROUGHPUT_RUNS" || echo "runner throughput failed"
+		# A native pipe has two processes, the runner's path three (the command, the
+		# daemon, the client): with fewer idle CPUs than that the ratio measures the
+		# machine. The same on one CPU, the daemon pinned there too, compares the work.
+		if command -v taskset >/dev/null 2>&1 && taskset -a -p -c 0 "$RUNNER_PID" >/dev/null; then
+			echo
+			echo "the same, everything on CPU 0 (taskset -c 0):"
+			taskset -c 0 "$RLAUNCH" --socket "$rsock" --runner "$RUNNER" \
+				--throughput "$THROUGHPUT_BYTES" --runs "$THROUGHPUT_RUNS" ||
+				echo "runner throughput (1 CPU) failed"
+		fi
+	) || true
+	stop_runner
+	if grep -qv '^moat-runner: serving' "$WORK/runner.log"; then
+		echo "the runner said:"
+		grep -v '^moat-runner: serving' "$WORK/runner.log" | tail -n 20
+	fi
+}
+
+if [ "$SECTION" = runner ]; then
+	runner_section
+	echo
+	echo "total $(($(date +%s) - START)) s"
+	exit 0
+fi
 
 # ---- 1. per call ----
 
@@ -411,5 +511,6 @@ if [ "$LOAD_START" -gt 10 ] || [ -s "$WORK/loaded" ]; then
 	echo "        tails, and with a CPU taken the target and the supervisor share the other,"
 	echo "        which hides the cross-CPU wake-ups of an idle machine. Rerun when it is idle."
 fi
+[ "$SECTION" = all ] && runner_section
 echo
 echo "total $(($(date +%s) - START)) s"

@@ -560,8 +560,8 @@ decode_int(struct ctx *c, const struct field *f, const msgpack_object *o, void *
 static int
 decode_str(struct ctx *c, const struct field *f, const msgpack_object *o, void *base)
 {
-	const char *s;
-	size_t n;
+	const char *s = NULL;
+	size_t n = 0;
 	int r = get_str(c, o, f->flags, f->max, &s, &n);
 
 	if (r < 0)
@@ -582,8 +582,8 @@ decode_strv(struct ctx *c, const struct field *f, const msgpack_object *o, void 
 	n = o->via.array.size;
 	v = arena_alloc(&c->a, (n + 1) * sizeof(*v), alignof(char *));
 	for (size_t i = 0; i < n; i++) {
-		size_t mark = path_push(c, "[%zu]", i), len;
-		const char *s;
+		size_t mark = path_push(c, "[%zu]", i), len = 0;
+		const char *s = NULL;
 
 		r = get_str(c, &o->via.array.ptr[i], f->flags, STR_ANY, &s, &len);
 		if (r < 0)
@@ -694,8 +694,8 @@ decode_map(struct ctx *c, const struct field *fields, size_t n, const msgpack_ob
 static int
 read_type(struct ctx *c, const msgpack_object *o, enum proto_type *ret)
 {
-	const char *s;
-	size_t n;
+	const char *s = NULL;
+	size_t n = 0;
 	char q[64];
 	int r;
 

@@ -72,8 +72,15 @@ enum task_event {
 	TASK_READY = 1,    /* namespaces and mounts are made; value: the pty, if any, comes along */
 	TASK_SETUP_FAILED, /* value: errno; text: what failed */
 	TASK_EXECED,       /* the command is running */
-	TASK_EXEC_FAILED,  /* value: errno of execve */
+	TASK_EXEC_FAILED,  /* value: errno | stage << 16 (enum task_stage) */
 	TASK_EXITED,       /* value: the command's wait status */
+};
+
+/* Where the command's start failed. */
+enum task_stage {
+	TASK_STAGE_EXEC,  /* execve */
+	TASK_STAGE_CWD,   /* chdir to the working directory */
+	TASK_STAGE_SETUP, /* stdio, ids, capabilities, the filter */
 };
 
 struct task_msg {

@@ -56,6 +56,7 @@ struct task {
 	time_t started;
 	char session[PROTO_NAME_MAX + 1];
 	char command[256];
+	char cwd[PATH_MAX];
 	struct task_proc proc;
 	struct event *ev_pidfd, *ev_control, *ev_out, *ev_err, *ev_in, *ev_timeout, *ev_grace;
 	struct evbuffer *stdin_buf;
@@ -337,8 +338,10 @@ on_control(evutil_socket_t fd, short what, void *arg)
 			send_msg(t->conn, &s);
 		} else if (m.event == TASK_EXEC_FAILED && t->conn) {
 			/* Detaches (and may free) t: nothing more to read here. */
-			return send_error(t->conn, PROTO_E_EXEC, m.value, "%s: %s", t->command,
-			                  strerror(m.value));
+			return send_error(t->conn, PROTO_E_EXEC, m.value & 0xffff, "%s%s: %s",
+			                  m.value >> 16 == TASK_STAGE_CWD ? "cwd " : "",
+			                  m.value >> 16 == TASK_STAGE_CWD ? t->cwd : t->command,
+			                  strerror(m.value & 0xffff));
 		} else if (m.event == TASK_EXITED) {
 			t->status = m.value;
 			t->have_status = true;
@@ -577,6 +580,7 @@ start_task(struct conn *c, const struct proto_msg *m)
 	t->started = time(NULL);
 	t->timeout_s = run->timeout_s;
 	describe(t, m->u.exec.argv);
+	snprintf(t->cwd, sizeof(t->cwd), "%s", cwd);
 	if (m->u.exec.session)
 		snprintf(t->session, sizeof(t->session), "%s", m->u.exec.session);
 	else
@@ -696,6 +700,8 @@ conn_close_when_flushed(struct conn *c)
 	c->state = C_CLOSING;
 	conn_detach_task(c);
 	bufferevent_disable(c->bev, EV_READ);
+	/* The write callback now comes only once everything is sent. */
+	bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
 	if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
 		c->free_scheduled = true;
 		if (event_base_once(c->r->base, -1, EV_TIMEOUT, deferred_free, c, &now) < 0)
@@ -829,7 +835,7 @@ on_write(struct bufferevent *bev, void *arg)
 	struct conn *c = arg;
 
 	if (c->state == C_CLOSING) {
-		if (!c->free_scheduled)
+		if (!c->free_scheduled && !evbuffer_get_length(bufferevent_get_output(bev)))
 			conn_free(c);
 		return;
 	}
@@ -870,6 +876,8 @@ conn_new(struct runner *r, int fd)
 	bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
 	bufferevent_setwatermark(c->bev, EV_READ, 0, PROTO_HEADER_SIZE + PROTO_FRAME_MAX);
 	bufferevent_setwatermark(c->bev, EV_WRITE, OUT_LOW, 0);
+	/* libevent writes 16 KiB at a time by default: a quarter of a chunk. */
+	bufferevent_set_max_single_write(c->bev, OUT_HIGH);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->peer, &len) < 0) {
 		send_error(c, PROTO_E_DENIED, errno, "SO_PEERCRED: %s", strerror(errno));

@@ -354,7 +354,7 @@ static _Noreturn void
 exec_command(const struct task_spec *s, int stdio[3], int tty, int report)
 {
 	sigset_t none;
-	int r;
+	int r, stage = TASK_STAGE_SETUP;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -372,20 +372,23 @@ exec_command(const struct task_spec *s, int stdio[3], int tty, int report)
 		errno = -r;
 		goto fail;
 	}
+	stage = TASK_STAGE_CWD;
 	if (chdir(s->cwd) < 0)
 		goto fail;
+	stage = TASK_STAGE_SETUP;
 	r = sys_seccomp(SECCOMP_SET_MODE_FILTER, 0, (void *)s->filter);
 	if (r < 0) {
 		errno = -r;
 		goto fail;
 	}
+	stage = TASK_STAGE_EXEC;
 	environ = (char **)s->envp;
 	if (s->path)
 		execve(s->path, s->argv, s->envp);
 	else
 		execvp(s->argv[0], s->argv);
 fail:
-	r = errno;
+	r = errno | stage << 16;
 	if (write(report, &r, sizeof(r)) < 0) {
 		/* nothing more to say */
 	}
