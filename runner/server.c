@@ -256,8 +256,11 @@ on_input(evutil_socket_t fd, short what, void *arg)
 		event_add(t->ev_in, NULL);
 	else if (t->stdin_eof)
 		stdin_close(t);
-	if (t->conn && t->conn->state == C_RUNNING && evbuffer_get_length(t->stdin_buf) < IN_HIGH)
+	if (t->conn && t->conn->state == C_RUNNING && evbuffer_get_length(t->stdin_buf) < IN_HIGH) {
 		bufferevent_enable(t->conn->bev, EV_READ);
+		/* Frames already buffered (the eof, say) wait for no new bytes. */
+		bufferevent_trigger(t->conn->bev, EV_READ, BEV_TRIG_IGNORE_WATERMARKS);
+	}
 }
 
 static void
@@ -336,6 +339,8 @@ on_control(evutil_socket_t fd, short what, void *arg)
 			    .u.started = {.id = t->id, .pid = (uint64_t)t->proc.pid}};
 			t->execed = true;
 			send_msg(t->conn, &s);
+			/* Output is read from now on, so that `started` comes first. */
+			resume_output(t);
 		} else if (m.event == TASK_EXEC_FAILED && t->conn) {
 			/* Detaches (and may free) t: nothing more to read here. */
 			return send_error(t->conn, PROTO_E_EXEC, m.value & 0xffff, "%s%s: %s",
@@ -492,6 +497,7 @@ describe(struct task *t, const char *const *argv)
 	}
 }
 
+/* Output events are added once the command runs (resume_output()). */
 static int
 watch(struct task *t, struct event **ev, int fd, short what, event_callback_fn cb)
 {
@@ -500,7 +506,7 @@ watch(struct task *t, struct event **ev, int fd, short what, event_callback_fn c
 	*ev = event_new(t->r->base, fd, what, cb, t);
 	if (!*ev)
 		return -ENOMEM;
-	return what & EV_PERSIST ? event_add(*ev, NULL) : 0;
+	return cb == on_output || !(what & EV_PERSIST) ? 0 : event_add(*ev, NULL);
 }
 
 static int
@@ -518,7 +524,7 @@ task_events(struct task *t, unsigned timeout_s)
 	if (r == 0)
 		r = watch(t, &t->ev_in, t->proc.pty >= 0 ? t->proc.pty : t->proc.in, EV_WRITE,
 		          on_input);
-	t->reading = true;
+	t->reading = false; /* until the exec: see on_control() */
 	if (t->proc.err < 0)
 		t->err_eof = true;
 	if (r == 0 && timeout_s) {
