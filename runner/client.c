@@ -196,9 +196,12 @@ open_session(struct session *s, const char *socket)
 		           "cannot reach the runner at %s: %s (start one with 'moat-runner "
 		           "--socket %s')",
 		           socket, strerror(-s->sock), socket);
+	/*
+	 * A runner that refuses us has already written why and closed: a failed send
+	 * is not the end, the error frame is read next.
+	 */
 	struct proto_msg hello = {.type = PROTO_HELLO, .u.hello = {.version = PROTO_VERSION}};
-	if (send_now(s, &hello) < 0)
-		return say(s, "%s: %s", socket, strerror(errno));
+	send_now(s, &hello);
 	return 0;
 }
 
@@ -391,9 +394,8 @@ ask(struct session *s, const char *socket, const struct proto_msg *req, enum pro
 	char err[256];
 	int r = open_session(s, socket);
 
-	if (r == 0 && send_now(s, req) < 0)
-		r = say(s, "%s: %s", socket, strerror(errno));
 	if (r == 0) {
+		send_now(s, req); /* on failure, the runner's error frame says why */
 		int q = next_frame(s, &m, err, sizeof(err), true);
 		if (q <= 0)
 			r = say(s, "%s", q == 0 || q == -EBADMSG ? err : strerror(-q));

@@ -33,7 +33,7 @@ dropped(const struct policy_runner *run, const char *entry, size_t name_len)
 	       name_matches(entry, name_len, run->env_drop);
 }
 
-/* Whether env (the first n entries) already sets name. */
+/* Whether the runner sets this name itself (HOME, TMPDIR, runner.env.set). */
 static bool
 overridden(const struct policy_runner *run, const char *entry, size_t name_len)
 {

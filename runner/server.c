@@ -388,8 +388,8 @@ cache_clear(struct runner *r)
 
 /* The policy as it reads for this user in this directory ("~" is their home). */
 static int
-load_for(struct runner *r, uid_t uid, const char *home, const char *user, const char *cwd,
-         struct policy **ret, char *err, size_t errsize)
+load_for(struct runner *r, const char *home, const char *user, const char *cwd, struct policy **ret,
+         char *err, size_t errsize)
 {
 	extern char **environ;
 	size_t n = 0;
@@ -437,7 +437,7 @@ cached_for(struct runner *r, uid_t uid, const char *home, const char *user, cons
 	slot->view = view_free(slot->view);
 	*slot = (struct cached){.uid = uid};
 	snprintf(slot->cwd, sizeof(slot->cwd), "%s", cwd);
-	if (load_for(r, uid, home, user, cwd, &slot->policy, err, errsize) < 0)
+	if (load_for(r, home, user, cwd, &slot->policy, err, errsize) < 0)
 		return NULL;
 found:
 	slot->used = ++r->clock;
