@@ -219,7 +219,8 @@ close_session(struct session *s)
 static int
 error_status(struct session *s, const struct proto_msg *m)
 {
-	fprintf(stderr, "%s: %s\n", s->prog, m->u.error.message);
+	fprintf(stderr, "%s: %s%s\n", s->prog, m->u.error.code == PROTO_E_DENIED ? "denied: " : "",
+	        m->u.error.message);
 	if (m->u.error.code != PROTO_E_EXEC)
 		return CLIENT_EXIT_RUNNER;
 	return m->u.error.err == ENOENT ? CLIENT_EXIT_NOTFOUND : CLIENT_EXIT_NOEXEC;
@@ -335,6 +336,17 @@ relay(struct session *s)
 	return status;
 }
 
+/* A terminal passes every key through: the task's own pty interprets them. */
+static void
+enter_raw(struct session *s)
+{
+	if (s->tty && tcgetattr(STDIN_FILENO, &s->saved) == 0) {
+		struct termios raw = s->saved;
+		cfmakeraw(&raw);
+		s->raw = tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) == 0;
+	}
+}
+
 int
 client_exec(const struct client_exec *e, const char *prog)
 {
@@ -375,12 +387,24 @@ client_exec(const struct client_exec *e, const char *prog)
 		close_session(&s);
 		return say(&s, "the command is too large to send: %s", strerror(-r));
 	}
-	if (s.tty && tcgetattr(STDIN_FILENO, &s.saved) == 0) {
-		struct termios raw = s.saved;
-		cfmakeraw(&raw);
-		s.raw = tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) == 0;
-	}
+	enter_raw(&s);
 	r = relay(&s);
+	close_session(&s);
+	return r;
+}
+
+int
+client_standin(int sock, const char *ticket, const char *prog)
+{
+	struct session s = {.prog = prog, .sock = sock};
+	struct proto_msg hello = {.type = PROTO_HELLO,
+	                          .u.hello = {.version = PROTO_VERSION, .ticket = ticket}};
+
+	/* The same test the supervisor made on these descriptors for the ticket. */
+	s.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	send_now(&s, &hello);
+	enter_raw(&s);
+	int r = relay(&s);
 	close_session(&s);
 	return r;
 }

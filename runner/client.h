@@ -35,6 +35,12 @@ struct client_exec {
  */
 int client_exec(const struct client_exec *e, const char *prog);
 
+/*
+ * The stand-in of a redirected exec: sock is its connection to the runner, which
+ * holds ticket. Presents it and relays, as client_exec() does.
+ */
+int client_standin(int sock, const char *ticket, const char *prog);
+
 /* Prints the runner's tasks; 0 or CLIENT_EXIT_RUNNER. */
 int client_ps(const char *socket, const char *prog);
 

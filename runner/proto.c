@@ -59,6 +59,7 @@ enum {
 	F_REQUIRED = 1 << 0,
 	F_ABSOLUTE = 1 << 1, /* a string starting with '/' */
 	F_ASSIGN = 1 << 2,   /* a string holding '=' */
+	F_HAS = 1 << 3,      /* an optional integer whose zero counts: a bool at .count says */
 };
 
 struct field {
@@ -93,6 +94,8 @@ static const struct field exec_fields[] = {
     {"cols", K_U16, REQ, M(exec.cols), 0, 0, UINT16_MAX},
     {"path", K_STR, 0, M(exec.path), 0, 0, STR_ANY},
     {"session", K_STR, 0, M(exec.session), 0, 0, PROTO_NAME_MAX},
+    {"umask", K_U16, F_HAS, M(exec.umask), M(exec.has_umask), 0, 0777},
+    {"sigign", K_U64, 0, M(exec.sigign), 0, 0, UINT64_MAX},
 };
 
 static const struct field started_fields[] = {
@@ -554,6 +557,8 @@ decode_int(struct ctx *c, const struct field *f, const msgpack_object *o, void *
 		return fail(c, "%" PRIu64 " is out of range %" PRIu64 "..%" PRIu64, v, f->min,
 		            f->max);
 	int_store(f, base, v);
+	if (f->flags & F_HAS)
+		SLOT(bool, base, f->count) = true;
 	return 0;
 }
 
@@ -974,6 +979,8 @@ present(const struct field *f, const void *base)
 		return true;
 	if (f->kind == K_STR)
 		return CSLOT(const char *, base, f->off) != NULL;
+	if (f->flags & F_HAS)
+		return CSLOT(bool, base, f->count);
 	return int_load(f, base) != 0;
 }
 

@@ -33,7 +33,8 @@ struct view_entry {
 #define VIEW_MAX 1024 /* entries: the child keeps one descriptor per bind on its stack */
 
 struct task_view {
-	bool surface; /* a fresh root holding only the binds; else the host view read-only */
+	bool surface;   /* a fresh root holding only the binds; else the host view read-only */
+	bool share_tmp; /* /tmp is the host's (a rw bind in v), not a fresh tmpfs */
 	struct view_entry *v;
 	size_t n;
 };
@@ -42,8 +43,12 @@ struct task_view {
  * The view of policy p. extra_masks (NULL-terminated, may be NULL) are masked
  * as well: the runner hides its own socket directory. Deny globs are found by a
  * bounded walk of the writable binds and of each glob's literal directory.
+ * share_tmp: where the surface writes /tmp, tasks share the host's /tmp (moat
+ * run: the agent's children see the files it wrote there); else each task has
+ * a /tmp of its own.
  */
-int view_build(const struct policy *p, const char *const *extra_masks, struct task_view **ret);
+int view_build(const struct policy *p, const char *const *extra_masks, bool share_tmp,
+               struct task_view **ret);
 struct task_view *view_free(struct task_view *v);
 
 /* ---- task.c: starting one task ---- */
@@ -65,6 +70,8 @@ struct task_spec {
 	bool tty;
 	uint16_t rows, cols;
 	unsigned pids, memory_mb; /* 0: no limit */
+	mode_t umask;
+	uint64_t sigign; /* bit N-1: signal N starts ignored */
 };
 
 /* What the init of a task tells the runner over the control socket. */
@@ -104,6 +111,9 @@ struct task_proc {
  */
 int task_spawn(const struct task_spec *s, struct task_proc *ret, char *err, size_t errsize);
 void task_proc_close(struct task_proc *p);
+
+/* Names this process: comm and /proc/self/cmdline (over its own argv). */
+void task_set_title(const char *name);
 
 /* Reads one control message: 1, 0 at EOF, or -errno (-EAGAIN when none is ready). */
 int task_read_msg(int control, struct task_msg *m);

@@ -75,6 +75,11 @@ struct conn {
 	enum conn_state state;
 	bool free_scheduled;
 	struct task *task;
+	/* An exec captured by the supervisor, started when the client presents the ticket. */
+	bool has_ticket;
+	char ticket[PROTO_TICKET_MAX + 1];
+	time_t ticket_expires;
+	struct proto_msg ticket_exec;
 	struct conn *next;
 };
 
@@ -85,6 +90,7 @@ struct cached {
 	struct task_view *view;
 	time_t view_at;
 	unsigned long used;
+	bool borrowed; /* the embedding supervisor's policy: not ours to free */
 };
 
 struct runner {
@@ -380,7 +386,8 @@ static void
 cache_clear(struct runner *r)
 {
 	for (size_t i = 0; i < CACHE_SIZE; i++) {
-		policy_free(r->cache[i].policy);
+		if (!r->cache[i].borrowed)
+			policy_free(r->cache[i].policy);
 		view_free(r->cache[i].view);
 		r->cache[i] = (struct cached){0};
 	}
@@ -424,6 +431,12 @@ cached_for(struct runner *r, uid_t uid, const char *home, const char *user, cons
 	struct cached *slot = &r->cache[0];
 	time_t now = time(NULL);
 
+	if (r->cfg.policy) {
+		/* Embedded: the session's policy, whatever the task's directory. */
+		slot->policy = (struct policy *)r->cfg.policy;
+		slot->borrowed = true;
+		goto found;
+	}
 	for (size_t i = 0; i < CACHE_SIZE; i++) {
 		struct cached *c = &r->cache[i];
 		if (c->policy && c->uid == uid && strcmp(c->cwd, cwd) == 0) {
@@ -444,7 +457,7 @@ found:
 	if (!slot->view || now - slot->view_at >= VIEW_TTL_S) {
 		const char *hide[] = {r->cfg.hide, NULL};
 		slot->view = view_free(slot->view);
-		int q = view_build(slot->policy, hide, &slot->view);
+		int q = view_build(slot->policy, hide, r->cfg.share_tmp, &slot->view);
 		if (q < 0) {
 			snprintf(err, errsize, "plan the task's mounts: %s", strerror(-q));
 			return NULL;
@@ -578,6 +591,8 @@ start_task(struct conn *c, const struct proto_msg *m)
 	    .cols = m->u.exec.cols,
 	    .pids = run->pids,
 	    .memory_mb = run->memory_mb,
+	    .umask = m->u.exec.has_umask ? m->u.exec.umask : 022,
+	    .sigign = m->u.exec.sigign,
 	};
 	t->r = r;
 	t->conn = c;
@@ -684,6 +699,8 @@ conn_free(struct conn *c)
 			break;
 		}
 	bufferevent_free(c->bev);
+	if (c->has_ticket)
+		proto_msg_free(&c->ticket_exec);
 	free(c);
 	if (r->draining && !r->n_tasks && !r->conns && r->done)
 		r->done(r->done_data);
@@ -765,6 +782,34 @@ on_running_frame(struct conn *c, const struct proto_msg *m)
 	send_error(c, PROTO_E_PROTOCOL, 0, "unexpected %s frame", proto_type_name(m->type));
 }
 
+/* Equal strings, in a time that does not depend on where they differ. */
+static bool
+ticket_equal(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+	unsigned char d = n != strlen(b);
+
+	for (size_t i = 0; i < n && b[i]; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+/* A ticket is good once, on the connection it was issued for, until it expires. */
+static void
+present_ticket(struct conn *c, const char *ticket)
+{
+	bool ok = c->has_ticket && ticket && ticket_equal(c->ticket, ticket) &&
+	          time(NULL) < c->ticket_expires;
+
+	c->has_ticket = false;
+	if (!ok)
+		return send_error(c, PROTO_E_TICKET, 0, "unknown, used or expired ticket");
+	if (c->r->draining)
+		return send_error(c, PROTO_E_SHUTDOWN, 0, "the runner is stopping");
+	start_task(c, &c->ticket_exec);
+	proto_msg_free(&c->ticket_exec);
+}
+
 static void
 on_frame(struct conn *c, const struct proto_msg *m)
 {
@@ -777,8 +822,8 @@ on_frame(struct conn *c, const struct proto_msg *m)
 			return send_error(c, PROTO_E_VERSION, 0,
 			                  "protocol version %llu is not spoken here (only %d)",
 			                  (unsigned long long)m->u.hello.version, PROTO_VERSION);
-		if (m->u.hello.ticket)
-			return send_error(c, PROTO_E_TICKET, 0, "unknown ticket");
+		if (c->has_ticket || m->u.hello.ticket)
+			return present_ticket(c, m->u.hello.ticket);
 		c->state = C_READY;
 		return;
 	case C_READY:
@@ -915,6 +960,40 @@ runner_adopt(struct runner *r, int fd)
 }
 
 int
+runner_adopt_ticket(struct runner *r, int fd, const char *ticket, const uint8_t *exec_body,
+                    size_t len, unsigned ttl_s)
+{
+	struct proto_msg m;
+	char err[256];
+
+	if (strlen(ticket) > PROTO_TICKET_MAX) {
+		close(fd);
+		return -EINVAL;
+	}
+	if (proto_decode(exec_body, len, &m, err, sizeof(err)) < 0) {
+		close(fd);
+		log_error("runner: a ticket's exec: %s", err);
+		return -EBADMSG;
+	}
+	if (m.type != PROTO_EXEC) {
+		proto_msg_free(&m);
+		close(fd);
+		return -EBADMSG;
+	}
+	int q = conn_new(r, fd);
+	if (q < 0) {
+		proto_msg_free(&m);
+		return q;
+	}
+	struct conn *c = r->conns; /* conn_new puts it first */
+	c->has_ticket = true;
+	snprintf(c->ticket, sizeof(c->ticket), "%s", ticket);
+	c->ticket_expires = time(NULL) + ttl_s;
+	c->ticket_exec = m;
+	return 0;
+}
+
+int
 runner_listen(struct runner *r, int fd)
 {
 	r->listener = evconnlistener_new(r->base, on_accept, r,
@@ -980,7 +1059,7 @@ runner_new(struct event_base *base, const struct runner_config *c, struct runner
 		return -ENOMEM;
 	r->base = base;
 	r->cfg = *c;
-	int q = read_policy(r);
+	int q = c->policy ? 0 : read_policy(r);
 	if (q == 0) {
 		q = sv_filter_build(&fo, &r->filter);
 		if (q < 0)

@@ -157,7 +157,7 @@ clone_binds(struct setup *st, const struct task_view *v, int *fds, bool *isdir)
 
 		fds[i] = -1;
 		isdir[i] = true;
-		if (op != VIEW_BIND_RW && (op != VIEW_BIND_RO || !v->surface))
+		if (op != VIEW_BIND_RW && op != VIEW_BIND_RO)
 			continue;
 		/* A clone keeps the host's own flags: a read-only host mount stays so. */
 		fds[i] = open_tree(AT_FDCWD, v->v[i].src,
@@ -214,7 +214,7 @@ setup_mask(struct setup *st, const struct task_view *v)
 	if (r < 0)
 		return r;
 	TRY(st, set_readonly("/", AT_RECURSIVE), "make read-only", "/");
-	r = mount_tmpfs(st, "", "/tmp", MS_NOSUID | MS_NODEV);
+	r = v->share_tmp ? 0 : mount_tmpfs(st, "", "/tmp", MS_NOSUID | MS_NODEV);
 	if (r == 0)
 		r = apply_view(st, "", v, fds, isdir);
 	return r < 0 ? r : mount_fresh(st, "");
@@ -264,7 +264,7 @@ setup_surface(struct setup *st, const struct task_view *v)
 		return r;
 	TRY(st, mount("moat-root", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"), "mount",
 	    root);
-	r = mount_tmpfs(st, root, "/tmp", MS_NOSUID | MS_NODEV);
+	r = v->share_tmp ? 0 : mount_tmpfs(st, root, "/tmp", MS_NOSUID | MS_NODEV);
 	if (r == 0)
 		r = apply_view(st, root, v, fds, isdir);
 	if (r == 0)
@@ -361,6 +361,11 @@ exec_command(const struct task_spec *s, int stdio[3], int tty, int report)
 	for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
 		signal(forwarded[i], SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
+	/* What the command would have inherited across its exec. */
+	for (int sig = 1; sig <= 64; sig++)
+		if ((s->sigign >> (sig - 1) & 1) && sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_IGN);
+	umask(s->umask);
 	setsid();
 	if (tty >= 0 && ioctl(tty, TIOCSCTTY, 0) < 0)
 		goto fail;
@@ -441,6 +446,40 @@ close_all_but(const int *keep, size_t n)
 	}
 }
 
+void
+task_set_title(const char *name)
+{
+	char buf[1024];
+	unsigned long start = 0, end = 0;
+
+	prctl(PR_SET_NAME, name, 0, 0, 0);
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	/* After the comm (which may hold anything), fields 3, 4, ...: arg_start is 48, arg_end 49. */
+	char *p = strrchr(buf, ')');
+	for (int field = 2; p && field < 48; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%lu %lu", &start, &end) != 2 || end <= start)
+		return;
+	size_t len = end - start, want = strlen(name) + 1;
+	if (want > len)
+		return;
+	char *args = (char *)start;
+	memset(args, 0, len);
+	memcpy(args, name, want);
+	/*
+	 * A last byte that is not NUL makes the kernel read the title up to the first
+	 * NUL (as for setproctitle(3)), not the whole old length.
+	 */
+	if (len > want)
+		args[len - 1] = ' ';
+}
+
 static _Noreturn void
 init_main(const struct task_spec *s, int control, int stdio[3])
 {
@@ -452,7 +491,8 @@ init_main(const struct task_spec *s, int control, int stdio[3])
 	/* (getppid() is 0 in a new pid namespace: a runner that died first shows as EPIPE below.) */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		_exit(127);
-	prctl(PR_SET_NAME, "moat-init", 0, 0, 0);
+	/* Not the runner's command line: the task's own init, by name. */
+	task_set_title("moat-init");
 	int keep[] = {control, stdio[0], stdio[1], stdio[2]};
 	close_all_but(keep, ARRAY_SIZE(keep));
 	if (s->userns) {

@@ -25,6 +25,7 @@
 
 struct plan {
 	struct task_view *v;
+	bool share_tmp;
 	size_t cap;
 	size_t budget;
 	const struct policy *p;
@@ -40,13 +41,15 @@ under(const char *path, const char *dir)
 }
 
 /*
- * Fresh in every task: /proc and /dev are the task's own, and so is /tmp,
- * though a bind below /tmp (a working directory there) is kept.
+ * Fresh in every task: /proc and /dev are the task's own, and so is /tmp
+ * unless it is shared, though a bind below /tmp (a working directory there)
+ * is kept.
  */
 static bool
-task_own(const char *path)
+task_own(const struct plan *pl, const char *path)
 {
-	return under(path, "/proc") || under(path, "/dev") || strcmp(path, "/tmp") == 0;
+	return under(path, "/proc") || under(path, "/dev") ||
+	       (strcmp(path, "/tmp") == 0 && !pl->share_tmp);
 }
 
 static int
@@ -82,7 +85,7 @@ add_mask(struct plan *pl, const char *path)
 {
 	struct stat st;
 
-	if (task_own(path) || lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
+	if (task_own(pl, path) || lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
 		return 0; /* nothing there to hide (a symlink's target is its own entry) */
 	return add(pl, S_ISDIR(st.st_mode) ? VIEW_MASK_DIR : VIEW_MASK_FILE, path, path);
 }
@@ -163,9 +166,14 @@ walk_globs(struct plan *pl, const struct policy_rule *rules, size_t n_rules)
 	int r = 0;
 
 	/* What tasks can write, where a glob's matches most likely are (a .env in the repo). */
-	for (size_t i = 0; r == 0 && i < pl->v->n; i++)
-		if (pl->v->v[i].op == VIEW_BIND_RW)
+	for (size_t i = 0; r == 0 && i < pl->v->n; i++) {
+		bool nested = false;
+		for (size_t j = 0; j < pl->v->n && !nested; j++)
+			nested = j != i && pl->v->v[j].op == VIEW_BIND_RW &&
+			         under(pl->v->v[i].src, pl->v->v[j].src);
+		if (pl->v->v[i].op == VIEW_BIND_RW && !nested)
 			r = walk_from(pl, pl->v->v[i].src);
+	}
 	for (size_t i = 0; r == 0 && i < n_rules; i++) {
 		char dir[PATH_MAX];
 		if (!rules[i].glob)
@@ -177,10 +185,76 @@ walk_globs(struct plan *pl, const struct policy_rule *rules, size_t n_rules)
 }
 
 static bool
-writable_entry(const struct policy_rule *r)
+writable_entry(const struct plan *pl, const struct policy_rule *r)
 {
-	return r->mode == POLICY_MODE_RW && !r->glob && !r->private_ && !task_own(r->path) &&
+	return r->mode == POLICY_MODE_RW && !r->glob && !r->private_ && !task_own(pl, r->path) &&
 	       !under(r->path, "/sys");
+}
+
+/*
+ * A task may rename what it can write: moving ~/.config would carry a mask's
+ * target (~/.config/gcloud) out from under it for every later task. So each
+ * directory between a writable bind and a hidden path is bound onto itself: a
+ * mount point cannot be renamed (EBUSY), and the hidden path stays where the
+ * policy names it. The hidden path itself is a mount point already.
+ */
+static int
+pin_ancestors(struct plan *pl, const char *path, bool self)
+{
+	char a[PATH_MAX];
+	size_t n_binds = pl->v->n;
+	int r = 0;
+
+	for (size_t i = 0; i < n_binds; i++) {
+		const char *root = pl->v->v[i].src;
+		size_t rl = strlen(root);
+		if (pl->v->v[i].op != VIEW_BIND_RW || !under(path, root) || strcmp(path, root) == 0)
+			continue;
+		snprintf(a, sizeof(a), "%s", path);
+		char *end = self ? a + strlen(a) : strrchr(a, '/');
+		/* Every ancestor below root, innermost first ("self": path too). */
+		while (r == 0 && end && (size_t)(end - a) > rl) {
+			struct stat st;
+			*end = '\0';
+			if (lstat(a, &st) == 0 && S_ISDIR(st.st_mode))
+				r = add(pl, VIEW_BIND_RW, a, a);
+			end = strrchr(a, '/');
+		}
+	}
+	return r;
+}
+
+/*
+ * What the surface lets the agent read below a masked directory stays in view:
+ * the builtin deny of /root (when it is not the session's home) does not hide
+ * the tooling entry /root/.pyenv, for the agent or for its tasks.
+ */
+static int
+reexpose(struct plan *pl, const struct policy_rule *rules, size_t n)
+{
+	size_t n_planned = pl->v->n;
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		const struct policy_rule *e = &rules[i];
+		struct policy_verdict verdict;
+		bool masked = false;
+
+		if (e->glob || e->private_ || e->kind == POLICY_KIND_DENY ||
+		    e->mode == POLICY_MODE_NONE)
+			continue;
+		for (size_t j = 0; j < n_planned && !masked; j++)
+			masked = pl->v->v[j].op >= VIEW_MASK_DIR &&
+			         under(e->path, pl->v->v[j].dst) &&
+			         strcmp(e->path, pl->v->v[j].dst) != 0;
+		if (!masked || access(e->path, F_OK) < 0)
+			continue;
+		policy_match(pl->p, e->path, strlen(e->path), POLICY_READ, &verdict);
+		if (verdict.allow)
+			r = add(pl, writable_entry(pl, e) ? VIEW_BIND_RW : VIEW_BIND_RO, e->path,
+			        e->path);
+	}
+	return r;
 }
 
 static int
@@ -192,7 +266,7 @@ plan_mask(struct plan *pl, const struct policy *p, const char *const *extra_mask
 	int r = 0;
 
 	for (size_t i = 0; r == 0 && i < n; i++)
-		if (writable_entry(&rules[i]) && access(rules[i].path, F_OK) == 0)
+		if (writable_entry(pl, &rules[i]) && access(rules[i].path, F_OK) == 0)
 			r = add(pl, VIEW_BIND_RW, rules[i].path, rules[i].path);
 	for (size_t i = 0; r == 0 && i < n; i++)
 		if ((rules[i].kind == POLICY_KIND_DENY && !rules[i].glob) || rules[i].private_)
@@ -201,6 +275,21 @@ plan_mask(struct plan *pl, const struct policy *p, const char *const *extra_mask
 		r = add_mask(pl, run->mask[i]);
 	for (size_t i = 0; r == 0 && extra_masks && extra_masks[i]; i++)
 		r = add_mask(pl, extra_masks[i]);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		char dir[PATH_MAX];
+		if (rules[i].kind == POLICY_KIND_DENY && rules[i].glob) {
+			/* The fixed part of a glob ("~/.config" of "~/.config/<*>/credentials*"). */
+			glob_dir(rules[i].path, dir, sizeof(dir));
+			if (dir[0] && strcmp(dir, "/") != 0)
+				r = pin_ancestors(pl, dir, true);
+		} else if (rules[i].kind == POLICY_KIND_DENY || rules[i].private_) {
+			r = pin_ancestors(pl, rules[i].path, false);
+		}
+	}
+	for (size_t i = 0; r == 0 && run->mask && run->mask[i]; i++)
+		r = pin_ancestors(pl, run->mask[i], false);
+	if (r == 0)
+		r = reexpose(pl, rules, n);
 	return r == 0 ? walk_globs(pl, rules, n) : r;
 }
 
@@ -230,10 +319,16 @@ plan_surface(struct plan *pl, const struct policy *p, const char *const *extra_m
 
 	for (size_t i = 0; r == 0 && i < set->n_mounts; i++) {
 		const struct policy_mount *m = &set->mounts[i];
-		if (!task_own(m->dst))
+		if (!task_own(pl, m->dst))
 			r = add(pl, ops[m->type], m->src, m->dst);
 	}
 	policy_mounts_free(set);
+	for (size_t i = 0, n = pl->v->n; r == 0 && i < n; i++)
+		if (pl->v->v[i].op >= VIEW_MASK_DIR) {
+			char dst[PATH_MAX];
+			snprintf(dst, sizeof(dst), "%s", pl->v->v[i].dst);
+			r = pin_ancestors(pl, dst, false);
+		}
 	for (size_t i = 0; r == 0 && extra_masks && extra_masks[i]; i++) {
 		/* Only where a bind put it in view. */
 		for (size_t j = 0; j < pl->v->n; j++)
@@ -281,10 +376,11 @@ tidy(struct task_view *v)
 }
 
 int
-view_build(const struct policy *p, const char *const *extra_masks, struct task_view **ret)
+view_build(const struct policy *p, const char *const *extra_masks, bool share_tmp,
+           struct task_view **ret)
 {
 	struct task_view *v = calloc(1, sizeof(*v));
-	struct plan pl = {.v = v, .budget = WALK_BUDGET, .p = p};
+	struct plan pl = {.v = v, .budget = WALK_BUDGET, .p = p, .share_tmp = share_tmp};
 	int r;
 
 	if (!v)
@@ -296,6 +392,10 @@ view_build(const struct policy *p, const char *const *extra_masks, struct task_v
 		return r;
 	}
 	tidy(v);
+	/* Shared only where the surface writes /tmp itself; otherwise a tmpfs of the task's own. */
+	for (size_t i = 0; share_tmp && i < v->n; i++)
+		if (v->v[i].op == VIEW_BIND_RW && strcmp(v->v[i].dst, "/tmp") == 0)
+			v->share_tmp = true;
 	*ret = v;
 	return 0;
 }

@@ -6,7 +6,9 @@
  * on PATH.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "moat/proto.h"
 
 extern char **environ;
 
@@ -40,11 +43,41 @@ find_command(const char *name, char *out, size_t size)
 	return -ENOENT;
 }
 
+/*
+ * Started by moat run in place of a redirected command: MOAT_STANDIN is
+ * "FD:TICKET", the connection to the runner and the ticket it holds.
+ */
+static int
+standin(const char *spec)
+{
+	char ticket[PROTO_TICKET_MAX + 1];
+	char *end;
+	sigset_t none;
+
+	long fd = strtol(spec, &end, 10);
+	if (end == spec || *end != ':' || fd < 3 || fd > INT_MAX ||
+	    strlen(end + 1) >= sizeof(ticket)) {
+		fprintf(stderr, "moat: MOAT_STANDIN=%s: expected FD:TICKET\n", spec);
+		return CLIENT_EXIT_RUNNER;
+	}
+	snprintf(ticket, sizeof(ticket), "%s", end + 1);
+	unsetenv("MOAT_STANDIN");
+	/* moat blocked every signal for the exec; the command's own state is in the ticket. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+	return client_standin((int)fd, ticket, "moat");
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *name = argc > 0 ? strrchr(argv[0], '/') : NULL;
 	char path[PATH_MAX], buf[PATH_MAX];
+	const char *spec = getenv("MOAT_STANDIN");
+
+	if (spec)
+		return standin(spec);
 
 	name = name ? name + 1 : argc > 0 ? argv[0] : "";
 	if (!*name || strcmp(name, "moat-shim") == 0) {

@@ -202,8 +202,8 @@ comm_of(struct audit *a, const struct sv_call *c)
 void
 audit_call(struct audit *a, const struct sv_call *c)
 {
-	if (!a)
-		return;
+	if (!a || c->standin)
+		return; /* the stand-in's exec of the shim is moat's own */
 	bool denied = c->decided ? !c->allowed : c->err == EPERM;
 	if (a->level == POLICY_AUDIT_DENY && !denied)
 		return;
@@ -222,7 +222,9 @@ audit_call(struct audit *a, const struct sv_call *c)
 		fputs("null", f);
 	fprintf(f, ",\"access\":%s%s%s,\"decision\":\"%s\"", c->decided ? "\"" : "",
 	        c->decided ? policy_access_to_string(c->access) : "null", c->decided ? "\"" : "",
-	        denied ? "deny" : "allow");
+	        denied        ? "deny"
+	        : c->redirect ? "redirect"
+	                      : "allow");
 	write_rule(f, c->rule);
 	if (c->exec_rule) {
 		fputs(",\"exec_rule\":{\"action\":", f);

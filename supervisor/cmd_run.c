@@ -14,6 +14,7 @@
 #include "audit.h"
 #include "denyset.h"
 #include "cli.h"
+#include "embed.h"
 #include "filter.h"
 #include "launch.h"
 #include "moat/log.h"
@@ -34,6 +35,13 @@ static const char run_help[] =
     "invisible); a denied open, exec or change fails with EACCES; always-refused calls\n"
     "(ptrace, io_uring, mount, unshare, bpf, ...) fail with EPERM; a denied connect\n"
     "fails with EACCES.\n"
+    "\n"
+    "Exec redirection: every command that a child of CMD executes (git, make, python3,\n"
+    "...) runs in moat's runner, in fresh pid and mount namespaces where the policy's\n"
+    "deny and private paths are not mounted, as exec.default and exec.rules say\n"
+    "(redirect, the default; allow: in place, under the filter; deny: EACCES). The\n"
+    "process CMD waits for is a stand-in (moat-shim, found next to moat) relaying\n"
+    "stdio, signals and the exit status. CMD's own re-exec runs in place.\n"
     "\n"
     "Options:\n"
     "  --policy FILE           the policy (default: the embedded default policy)\n"
@@ -163,13 +171,64 @@ kill_descendants(void)
 /* Workers for calls that block (FIFO opens, blocking connects). */
 #define WORKERS 16
 
+static bool
+redirects(const struct policy *p)
+{
+	const struct policy_exec_rule *rules;
+	size_t n = policy_exec_rules(p, &rules);
+
+	if (policy_exec_default(p) == POLICY_EXEC_REDIRECT)
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (rules[i].action == POLICY_EXEC_REDIRECT)
+			return true;
+	return false;
+}
+
+/* moat-shim, next to this program: the stand-in of every redirected exec. */
+static int
+find_shim(struct sv *sv)
+{
+	char self[PATH_MAX];
+	struct stat st;
+
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -errno;
+	self[n] = '\0';
+	char *slash = strrchr(self, '/');
+	*slash = '\0';
+	if ((size_t)snprintf(sv->shim_path, sizeof(sv->shim_path), "%s/moat-shim", self) >=
+	    sizeof(sv->shim_path))
+		return -ENAMETOOLONG;
+	if (stat(sv->shim_path, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || access(sv->shim_path, X_OK) < 0)
+		return -EACCES;
+	sv->shim_dev = st.st_dev;
+	sv->shim_ino = st.st_ino;
+	return 0;
+}
+
+/* A runner that is gone fails the command, not the agent: the stand-in says why. */
+static int
+hand_ticket(void *data, const char *ticket, const struct proto_msg *exec, int conn)
+{
+	int r = runner_embed_ticket(data, ticket, exec, conn);
+
+	if (r < 0)
+		runner_embed_refuse(conn, r);
+	return 0;
+}
+
 static int
 supervise(struct run_opts *o, char **cmd)
 {
 	struct sv sv = {.tty_fd = -1, .proc_fd = -1, .self_fd = -1};
 	struct sv_agent agent = {.pidfd = -1, .notify_fd = -1};
+	struct runner_link runner = {.control = -1};
 	struct sock_fprog prog = {0};
-	pid_t tids[2 + WORKERS] = {gettid()};
+	pid_t tids[3 + WORKERS] = {gettid()};
 	bool notify_started = false;
 	int status = EXIT_MOAT;
 
@@ -199,6 +258,24 @@ supervise(struct run_opts *o, char **cmd)
 		log_error_errno(r < 0 ? r : -errno, "run: /proc or seccomp sizes");
 		goto out;
 	}
+	if (redirects(sv.policy)) {
+		r = find_shim(&sv);
+		if (r < 0) {
+			log_error_errno(r, "run: %s (the stand-in of redirected execs)",
+			                sv.shim_path[0] ? sv.shim_path : "moat-shim");
+			goto out;
+		}
+		/* Before any thread: the runner is a fork of this process. */
+		r = runner_embed_start(sv.policy, &runner);
+		if (r < 0) {
+			log_error_errno(r, "run: starting the runner");
+			goto out;
+		}
+		tids[2 + WORKERS] = runner.pid; /* out of the agent's reach, as the supervisor is */
+		sv.hand_ticket = hand_ticket;
+		sv.hand_ticket_data = &runner;
+		snprintf(sv.session, sizeof(sv.session), "moat-%d", (int)getpid());
+	}
 	/* Orphans of the agent's tree become ours, so that none outlives the session. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	/* Every thread exists before the filter is built: it protects all their ids. */
@@ -218,7 +295,7 @@ supervise(struct run_opts *o, char **cmd)
 	    .supervisor_pid = getpid(),
 	    .supervisor_pgrp = getpgrp(),
 	    .supervisor_tids = tids,
-	    .n_supervisor_tids = ARRAY_SIZE(tids),
+	    .n_supervisor_tids = ARRAY_SIZE(tids) - (runner.pid ? 0 : 1),
 	};
 	r = sv_filter_build(&fo, &prog);
 	if (r < 0) {
@@ -261,6 +338,8 @@ out:
 	}
 	if (notify_started)
 		sv_notify_stop();
+	sv_redirect_reset();
+	runner_embed_stop(&runner);
 	sv_pool_stop(sv.pool);
 	if (agent.notify_fd >= 0)
 		close(agent.notify_fd);

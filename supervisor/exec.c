@@ -395,7 +395,7 @@ kill_image(struct sv_call *c, pid_t w, const char *why)
 static void
 verify_image(struct sv_call *c)
 {
-	pid_t tgid = tgid_of(c);
+	pid_t tgid = c->tgid ? c->tgid : tgid_of(c);
 	int status;
 
 	for (;;) {
@@ -463,24 +463,29 @@ script_name(const struct sv_path *p, const char *raw, int dirfd)
 }
 
 static void
-do_exec(struct sv_call *c, int dirfd, uint64_t path, uint64_t argv_addr, int flags)
+do_exec(struct sv_call *c, int dirfd, uint64_t path, uint64_t argv_addr, uint64_t envp_addr,
+        int flags)
 {
 	const struct policy_exec_rule *rule = NULL, *rules;
+	enum policy_exec_action action = policy_exec_default(c->sv->policy);
 	char raw[PATH_MAX];
 	struct sv_path p;
 
+	if (sv_redirect_standin(c, path))
+		return;
 	if (flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) {
 		c->err = EINVAL;
 		return;
 	}
 	int r = tgt_read_string(c, path, raw, sizeof(raw));
 	if (r >= 0)
-		r = sv_path_read(c, dirfd, path, flags & AT_EMPTY_PATH, &p);
+		r = sv_path_set(c, dirfd, raw, flags & AT_EMPTY_PATH, &p);
 	if (r < 0) {
 		c->err = -r;
 		return;
 	}
 	script_name(&p, raw, dirfd);
+	bool raw_ok = p.len > 0 && (raw[0] == '/' || dirfd == AT_FDCWD);
 	int fd = p.len == 0 ? TAKE_FD(p.base)
 	                    : sv_path_open(c, &p, flags & AT_SYMLINK_NOFOLLOW ? O_NOFOLLOW : 0, 0);
 	if (fd < 0) {
@@ -506,14 +511,36 @@ do_exec(struct sv_call *c, int dirfd, uint64_t path, uint64_t argv_addr, int fla
 		memcpy(copy, want.cmdline, want.len);
 		split(copy, want.len, argv, ARRAY_SIZE(argv));
 		/* An argv longer than we keep cannot be decided: refused. */
-		if (!want.complete ||
-		    policy_exec_decide(c->sv->policy, c->path, argv, &rule) == POLICY_EXEC_DENY) {
+		if (want.complete)
+			action = policy_exec_decide(c->sv->policy, c->path, argv, &rule);
+		if (!want.complete || (rule && action == POLICY_EXEC_DENY)) {
 			c->allowed = false;
 			c->exec_rule = rule;
 			c->err = want.complete ? EACCES : E2BIG;
 			return;
 		}
 		c->exec_rule = rule;
+	}
+	/* The agent's own re-exec runs in place; its children's follow exec.default and rules. */
+	c->tgid = tgid_of(c);
+	bool own = c->tgid == c->sv->agent;
+	if (!own && action == POLICY_EXEC_DENY) {
+		c->allowed = false;
+		c->err = EACCES;
+		return;
+	}
+	if (!own && action == POLICY_EXEC_REDIRECT && c->sv->hand_ticket) {
+		/* The runner needs the whole command line: one longer than we keep is refused. */
+		r = want.complete
+		        ? sv_redirect_capture(c, raw, raw_ok, want.cmdline, want.len, envp_addr)
+		        : -E2BIG;
+		if (r == 0)
+			r = sv_redirect_begin(c);
+		if (r < 0 && !c->gone) {
+			c->allowed = false;
+			c->err = r == -E2BIG ? E2BIG : EACCES;
+		}
+		return;
 	}
 	r = seize(c);
 	if (r < 0) {
@@ -529,12 +556,12 @@ void
 sv_execve(struct sv_call *c)
 {
 	const __u64 *a = c->req->data.args;
-	do_exec(c, AT_FDCWD, a[0], a[1], 0);
+	do_exec(c, AT_FDCWD, a[0], a[1], a[2], 0);
 }
 
 void
 sv_execveat(struct sv_call *c)
 {
 	const __u64 *a = c->req->data.args;
-	do_exec(c, (int)a[0], a[1], a[2], (int)a[4]);
+	do_exec(c, (int)a[0], a[1], a[2], a[3], (int)a[4]);
 }

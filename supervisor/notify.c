@@ -136,6 +136,7 @@ handle(struct sv *sv)
 {
 	struct sv_call c = {.sv = sv, .req = sv->req};
 
+	sv_redirect_poll(sv);
 	memset(sv->req, 0, sv->req_size);
 	if (sys_notif_recv(sv->notify_fd, sv->req) < 0)
 		return; /* ENOENT: the target died before we read the call; EINTR: stop */

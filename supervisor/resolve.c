@@ -85,12 +85,25 @@ int
 sv_path_read(struct sv_call *c, int dirfd, uint64_t addr, bool empty_ok, struct sv_path *p)
 {
 	p->base = -1;
-	p->own_fd = false;
-	p->resolve = 0;
 	int r = tgt_read_string(c, addr, p->s, PATH_MAX);
 	if (r < 0)
 		return r;
-	p->len = (size_t)r;
+	return sv_path_set(c, dirfd, p->s, empty_ok, p);
+}
+
+int
+sv_path_set(struct sv_call *c, int dirfd, const char *path, bool empty_ok, struct sv_path *p)
+{
+	int r;
+
+	p->base = -1;
+	p->own_fd = false;
+	p->resolve = 0;
+	p->len = strnlen(path, PATH_MAX);
+	if (p->len == PATH_MAX)
+		return -ENAMETOOLONG;
+	if (path != p->s)
+		memcpy(p->s, path, p->len + 1);
 	if (p->len == 0 && !empty_ok)
 		return -ENOENT;
 	r = rewrite_proc(c, p);

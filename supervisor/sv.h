@@ -20,6 +20,8 @@
 #include "moat/policy.h"
 
 struct audit;
+struct proto_msg;
+struct ticket;
 
 struct sv {
 	const struct policy *policy;
@@ -39,6 +41,13 @@ struct sv {
 	_Atomic bool agent_exited; /* reaped by the exec check, not by the loop */
 	_Atomic int agent_status;  /* exit code, or 128+N */
 	struct audit *audit;
+	/* Exec redirection (redirect.c): NULL hand_ticket runs every exec in place. */
+	int (*hand_ticket)(void *data, const char *ticket, const struct proto_msg *exec, int conn);
+	void *hand_ticket_data;
+	char shim_path[PATH_MAX]; /* the stand-in's program, and its identity */
+	dev_t shim_dev;
+	ino_t shim_ino;
+	char session[32]; /* the session name tasks carry (moat-runner kill) */
 	/* Buffers sized once (SECCOMP_GET_NOTIF_SIZES); only memset per call. */
 	struct seccomp_notif *req;
 	struct seccomp_notif_resp *resp;
@@ -67,6 +76,11 @@ struct sv_call {
 	} image[8];
 	int n_image;
 	const struct policy_exec_rule *exec_rule;
+	pid_t tgid;            /* of tid, for an exec */
+	struct ticket *ticket; /* a redirected exec's, until its exec stop */
+	bool redirect;         /* the exec goes to the runner */
+	bool redirect_failed;  /* ... and could not: the process was killed */
+	bool standin;          /* the exec of moat-shim by a stand-in */
 	/* For the audit line. */
 	char path[PATH_MAX]; /* canonical path, or address */
 	enum policy_access access;
@@ -127,6 +141,8 @@ struct sv_path {
 
 /* Reads the path at addr relative to dirfd. empty_ok: "" is kept (AT_EMPTY_PATH). */
 int sv_path_read(struct sv_call *c, int dirfd, uint64_t addr, bool empty_ok, struct sv_path *p);
+/* The same for a path already read (one read: what is checked is what is used). */
+int sv_path_set(struct sv_call *c, int dirfd, const char *path, bool empty_ok, struct sv_path *p);
 void sv_path_done(struct sv_path *p);
 
 /* The canonical path of an fd we hold, with /proc/<target> spelled /proc/self. */
@@ -155,6 +171,23 @@ int sv_path_error(struct sv_call *c, const struct sv_path *p, int err, enum poli
 /* Opens the parent of p (O_PATH|O_DIRECTORY) and returns its last component. */
 int sv_path_parent(struct sv_call *c, const struct sv_path *p, uint64_t resolve, char *name,
                    size_t size);
+
+/* ---- exec redirection (redirect.c) ---- */
+
+/*
+ * Captures the exec at hand into a ticket (c->ticket): raw is the path as given
+ * (raw_ok: it names the file from the cwd; else c->path is used), argv its
+ * NUL-separated argv, envp the address of its envp. 0 or -errno.
+ */
+int sv_redirect_capture(struct sv_call *c, const char *raw, bool raw_ok, const char *argv,
+                        size_t argv_len, uint64_t envp);
+/* Seizes the thread and answers CONTINUE; the stand-in takes over at the exec stop. */
+int sv_redirect_begin(struct sv_call *c);
+/* If c is a stand-in's exec of the shim, handles it and returns true. */
+bool sv_redirect_standin(struct sv_call *c, uint64_t path_addr);
+/* Before reading the next call: waits while collecting stand-ins that die early. */
+void sv_redirect_poll(struct sv *sv);
+void sv_redirect_reset(void);
 
 /* ---- handlers ---- */
 

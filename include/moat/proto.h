@@ -14,6 +14,7 @@
  *
  * Conversation. client: hello, then either
  *   exec, then any of stdin, eof, signal, resize        runner: started, then
+ *   (after a hello with a ticket: no exec)
  *                                                       stdout/stderr..., exit
  *   ps                                                  runner: tasks
  *   kill                                                runner: killed
@@ -21,10 +22,14 @@
  * order are malformed.
  *
  *   hello   {version: uint (== PROTO_VERSION), ticket?: str <= PROTO_TICKET_MAX}
+ *           (a ticket stands for an exec the supervisor captured: the runner starts
+ *           it at once, and the client sends no exec frame)
  *   exec    {argv: [str] (1..PROTO_ARGS_MAX), env: [str "K=V"] (0..PROTO_ARGS_MAX),
  *            cwd: str (absolute, < PATH_MAX), tty: bool, rows: uint16, cols: uint16,
  *            path?: str (the file to execute; default argv[0] looked up on env's PATH),
- *            session?: str <= PROTO_NAME_MAX (what `moat-runner kill SESSION` names)}
+ *            session?: str <= PROTO_NAME_MAX (what `moat-runner kill SESSION` names),
+ *            umask?: uint 0..0777 (default 022),
+ *            sigign?: uint (bit N-1 set: signal N starts ignored, as across an exec)}
  *   started {id: uint (task id), pid: uint (the command's pid, as the runner sees it)}
  *   stdin | stdout | stderr   {data: bin <= PROTO_CHUNK_MAX (may be empty)}
  *   signal  {signal: uint 1..64}
@@ -112,6 +117,9 @@ struct proto_msg {
 			const char *session; /* NULL when absent */
 			bool tty;
 			uint16_t rows, cols;
+			bool has_umask;
+			uint16_t umask;
+			uint64_t sigign;
 		} exec;
 		struct {
 			uint64_t id, pid;
