@@ -1,12 +1,14 @@
 #!/bin/sh
 # moat's benchmarks, measured in one run and printed as ratios.
 #
-#   bench/run.sh [BUILD_DIR] [--quick] [supervisor | runner]
+#   bench/run.sh [BUILD_DIR] [--quick] [supervisor | runner | redirect]
 #
 # BUILD_DIR (default: build, in the repository) must hold bin/moat and
 # bench/{bench_calls,bare_notify,bench_steps} for the supervisor's sections (1-3),
-# bin/moat-runner and bench/runner_launch for the runner's (4): this script
-# builds nothing. `supervisor` runs only sections 1-3, `runner` only section 4.
+# bin/moat-runner and bench/runner_launch for the runner's (4), bin/moat,
+# bin/moat-shim and bench/redirect_spawn for exec redirection (5): this script
+# builds nothing. `supervisor` runs only sections 1-3, `runner` only section 4,
+# `redirect` only section 5.
 #
 # 1. Per call (bench_calls): openat+close, statx, connect (unix) + close and
 #    fork+execve(/bin/true)+wait, natively, under the bare notify peer
@@ -30,9 +32,23 @@
 #    stdout throughput of `head -c N /dev/zero` through the runner against a
 #    native pipe, free and pinned to one CPU; the daemon's memory idle, with 1
 #    and with 100 `sleep` tasks.
+# 5. Exec redirection (`moat run` with exec.default "redirect": every exec of a
+#    child of CMD runs in the embedded runner, in fresh pid, mount and network
+#    namespaces, behind a moat-shim stand-in). 5a: fork + execve(/bin/true) +
+#    waitpid (redirect_spawn; median, p90, p99) natively, under `moat run` (its
+#    children are redirected), under `moat run` with exec "allow" (in place: the
+#    supervisor's share alone) and with a bwrap argv per spawn, natively. 5b: an
+#    agent-like session (session_replay.js, node): 300 tool commands (git status,
+#    ls -la, grep -rn, cat, python3 -c, sed -n, find) run one by one through
+#    child_process.spawn with pipes, in a generated git repository of ~300 files:
+#    natively, under `moat run -- node` and with each command wrapped in bwrap.
+#    The outputs under moat are checked against the native ones (a hash of every
+#    command's status, stdout and stderr). Then the redirect issue's goals.
 #
 # Nothing here asserts a timing. Environment: PYTHON (default /usr/bin/python3),
-# MOAT_BENCH_REPO (default /tmp/moat-bench-repo, generated once and kept).
+# MOAT_BENCH_REPO (default /tmp/moat-bench-repo, generated once and kept),
+# MOAT_BENCH_REPLAY_REPO (default /tmp/moat-bench-replay, generated once and
+# kept), NODE (default node).
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,7 +58,7 @@ SECTION=all
 for arg in "$@"; do
 	case $arg in
 	--quick) QUICK=1 ;;
-	supervisor | runner) SECTION=$arg ;;
+	supervisor | runner | redirect) SECTION=$arg ;;
 	-h | --help)
 		sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'
 		exit 0
@@ -65,9 +81,13 @@ BARE=$BUILD/bench/bare_notify
 STEPS=$BUILD/bench/bench_steps
 RUNNER=$BUILD/bin/moat-runner
 RLAUNCH=$BUILD/bench/runner_launch
-NEEDED="$MOAT $CALLS $BARE $STEPS $RUNNER $RLAUNCH"
+SHIM=$BUILD/bin/moat-shim
+RSPAWN=$BUILD/bench/redirect_spawn
+REPLAY=$ROOT/bench/session_replay.js
+NEEDED="$MOAT $CALLS $BARE $STEPS $RUNNER $RLAUNCH $SHIM $RSPAWN"
 [ "$SECTION" = supervisor ] && NEEDED="$MOAT $CALLS $BARE $STEPS"
 [ "$SECTION" = runner ] && NEEDED="$RUNNER $RLAUNCH"
+[ "$SECTION" = redirect ] && NEEDED="$MOAT $SHIM $RSPAWN"
 for b in $NEEDED; do
 	if [ ! -x "$b" ]; then
 		echo "run.sh: $b is missing: build first (ninja -C $BUILD)" >&2
@@ -86,15 +106,19 @@ else
 	PYTHON=$(command -v python3 || echo python3)
 fi
 REPO=${MOAT_BENCH_REPO:-/tmp/moat-bench-repo}
+REPLAY_REPO=${MOAT_BENCH_REPLAY_REPO:-/tmp/moat-bench-replay}
+NODE=${NODE:-node}
 
 if [ "$QUICK" -eq 1 ]; then
 	CALL_OPTS="--runs 3 --run-ms 60 --warmup-ms 20"
 	NATIVE_RUNS=5 MOAT_RUNS=3 STRACE_RUNS=2 STEP_ITER=3000
 	LAUNCH_ITER=50 THROUGHPUT_BYTES=$((256 << 20)) THROUGHPUT_RUNS=1 MEMORY_TASKS=100
+	SPAWN_ITER=60 REPLAY_CMDS=100
 else
 	CALL_OPTS="--runs 5 --run-ms 150 --warmup-ms 50"
 	NATIVE_RUNS=15 MOAT_RUNS=10 STRACE_RUNS=5 STEP_ITER=20000
 	LAUNCH_ITER=200 THROUGHPUT_BYTES=$((1 << 30)) THROUGHPUT_RUNS=3 MEMORY_TASKS=100
+	SPAWN_ITER=300 REPLAY_CMDS=300
 fi
 
 WORK=$(mktemp -d /tmp/moat-bench.XXXXXX)
@@ -188,6 +212,14 @@ calls() {
 	fi
 }
 
+# verdict LABEL VALUE OP LIMIT DETAIL: met or not met; OP is <=, >= or <.
+verdict() {
+	awk -v l="$1" -v v="$2" -v op="$3" -v lim="$4" -v d="$5" 'BEGIN {
+		if (v == "-") { printf "  %-44s unknown (not measured)\n", l; exit }
+		ok = op == "<=" ? v + 0 <= lim + 0 : op == "<" ? v + 0 < lim + 0 : v + 0 >= lim + 0
+		printf "  %-44s %s: %s (goal %s %s)\n", l, ok ? "MET    " : "NOT MET", d, op, lim }'
+}
+
 # busy: the share of CPU time (%) this machine spent busy over half a second.
 busy() {
 	a=$(head -1 /proc/stat)
@@ -265,8 +297,194 @@ runner_section() {
 	fi
 }
 
-if [ "$SECTION" = runner ]; then
-	runner_section
+# ---- 5. exec redirection (a function: run last, or alone with `run.sh redirect`) ----
+
+# rval FILE FIELD: a field of redirect_spawn --tsv (3 p50, 4 p90, 5 p99, 6 mean, 7 min; ns).
+rval() {
+	if [ -s "$1" ]; then awk -F '\t' -v f="$2" 'NR == 1 { print $f }' "$1"; else echo "-"; fi
+}
+
+# kv FILE KEY: the value of KEY=VALUE in session_replay's line, or "-".
+kv() {
+	v=
+	[ -s "$1" ] && v=$(tr ' ' '\n' <"$1" | sed -n "s/^$2=//p" | head -1)
+	echo "${v:--}"
+}
+
+# ms NS: nanoseconds as milliseconds with two decimals.
+ms() {
+	awk -v a="$1" 'BEGIN { if (a == "-" || a == "") print "-"; else printf "%.2f\n", a / 1e6 }'
+}
+
+# rstep NAME DIR CMD...: CMD from DIR, stdin /dev/null, stdout to $WORK/NAME.out, stderr to
+# $WORK/NAME.err, the wall time (ns) to $WORK/NAME.wall; NAME.out is removed if it failed.
+rstep() {
+	name=$1 dir=$2
+	shift 2
+	printf '  %-22s' "$name" >&2
+	child_secs >"$WORK/c0"
+	j0=$(cpu_jiffies) c0=$(cat "$WORK/c0") t0=$(date +%s%N)
+	if (cd "$dir" && "$@" </dev/null >"$WORK/$name.out" 2>"$WORK/$name.err"); then
+		echo $(($(date +%s%N) - t0)) >"$WORK/$name.wall"
+		foreign "$name" "$j0" "$c0" "$t0"
+	else
+		printf ' FAILED: %s\n' "$(head -c 300 "$WORK/$name.err")" >&2
+		rm -f "$WORK/$name.out"
+	fi
+}
+
+# first_diff A B: "#INDEX (COMMAND), N of M differ" for two --hashes files, or nothing.
+first_diff() {
+	paste "$1" "$2" | awk -F '\t' '$2 != $5 { if (!n) f = "#" $1 " (" $3 ")"; n++ }
+		END { if (n) printf "%s; %d of %d commands differ\n", f, n, NR }'
+}
+
+redirect_section() {
+	rdir=$WORK/redirect
+	mkdir -p "$rdir"
+	have_bwrap=0
+	command -v bwrap >/dev/null 2>&1 && have_bwrap=1
+	have_node=0
+	command -v "$NODE" >/dev/null 2>&1 && have_node=1
+	# The bench's directories rw, the build tree and bench/ readable; every exec of a child
+	# of CMD redirected (or, for the diagnostic row, allowed in place).
+	for mode in redirect allow; do
+		cat >"$WORK/policy-$mode.json" <<EOP
+{
+  "version": 1,
+  "surface": { "cwd": "rw", "write": ["$WORK", "$REPLAY_REPO"], "read": ["$BUILD", "$ROOT/bench"] },
+  "exec": { "default": "$mode" }
+}
+EOP
+	done
+	rpol=$WORK/policy-redirect.json apol=$WORK/policy-allow.json
+	loaded0=$(cat "$WORK/loaded" 2>/dev/null || true)
+	load=$(busy)
+	echo >&2
+	echo "redirect: the machine was ${load}% busy; spawn runs ($SPAWN_ITER spawns, 10 warm-ups):" >&2
+	it="--iterations $SPAWN_ITER --tsv"
+	# shellcheck disable=SC2086
+	{
+		rstep rs-native "$rdir" "$RSPAWN" $it --label native
+		rstep rs-moat "$rdir" "$MOAT" run --policy "$rpol" -- "$RSPAWN" $it --label redirected
+		rstep rs-moat-allow "$rdir" "$MOAT" run --policy "$apol" -- "$RSPAWN" $it --label allow
+		if [ "$have_bwrap" -eq 1 ]; then
+			rstep rs-bwrap "$rdir" "$RSPAWN" $it --label bwrap -- "$(command -v bwrap)" \
+				--unshare-pid --unshare-net --ro-bind / / --dev /dev --proc /proc /bin/true
+		fi
+	}
+	if [ "$have_node" -eq 1 ]; then
+		if [ ! -f "$REPLAY_REPO/.git/moat-replay-ok" ]; then
+			echo "generating $REPLAY_REPO ..." >&2
+			rm -rf "$REPLAY_REPO"
+			"$NODE" "$REPLAY" --make-repo "$REPLAY_REPO" || echo "run.sh: the replay repository failed" >&2
+		fi
+		echo "replay runs ($REPLAY_CMDS commands, each kind once as a warm-up first):" >&2
+		ra="$REPLAY --count $REPLAY_CMDS --python $PYTHON"
+		# shellcheck disable=SC2086
+		{
+			rstep rp-native "$REPLAY_REPO" "$NODE" $ra --label native --hashes "$WORK/rp-native.h"
+			rstep rp-moat "$REPLAY_REPO" "$MOAT" run --policy "$rpol" -- "$NODE" $ra --label moat \
+				--hashes "$WORK/rp-moat.h"
+			if [ "$have_bwrap" -eq 1 ]; then
+				rstep rp-bwrap "$REPLAY_REPO" "$NODE" $ra --label bwrap --bwrap \
+					--hashes "$WORK/rp-bwrap.h"
+			fi
+		}
+	fi
+
+	echo
+	echo "== Exec redirection (section 5): moat run with exec.default \"redirect\" =="
+	echo "   the machine was ${load}% busy before it; under moat every exec of a child of CMD"
+	echo "   runs in the embedded runner (fresh pid, mount and network namespaces) behind a"
+	echo "   moat-shim stand-in; bwrap = bwrap --unshare-pid --unshare-net --ro-bind / /"
+	echo "   --dev /dev --proc /proc, natively, one per command"
+	echo
+	echo "5a. spawn: fork + execve(/bin/true) + waitpid, $SPAWN_ITER spawns after 10 warm-ups; ms"
+	printf '  %-34s %8s %8s %8s %8s %8s %9s\n' method median p90 p99 mean min "x native"
+	n50=$(rval "$WORK/rs-native.out" 3)
+	for row in "rs-native:native" "rs-moat:moat run, redirected" \
+		"rs-moat-allow:moat run, exec allow (in place)" "rs-bwrap:bwrap per spawn (natively)"; do
+		f=$WORK/${row%%:*}.out
+		[ "${row%%:*}" = rs-bwrap ] && [ "$have_bwrap" -eq 0 ] && continue
+		x=$(ratio "$(rval "$f" 3)" "$n50" "%.1f")
+		printf '  %-34s %8s %8s %8s %8s %8s %8sx\n' "${row#*:}" "$(ms "$(rval "$f" 3)")" \
+			"$(ms "$(rval "$f" 4)")" "$(ms "$(rval "$f" 5)")" "$(ms "$(rval "$f" 6)")" \
+			"$(ms "$(rval "$f" 7)")" "$x"
+	done
+	m50=$(rval "$WORK/rs-moat.out" 3) b50=$(rval "$WORK/rs-bwrap.out" 3)
+	a50=$(rval "$WORK/rs-moat-allow.out" 3)
+	sr_n=$(ratio "$m50" "$n50") sr_b=$(ratio "$m50" "$b50")
+	echo "ratios of the medians:"
+	echo "  redirected / native                 ${sr_n}x  ($(ms "$m50") / $(ms "$n50") ms)"
+	echo "  redirected / bwrap                  ${sr_b}x  ($(ms "$m50") / $(ms "$b50") ms)"
+	echo "  redirected / exec allow (in place)  $(ratio "$m50" "$a50")x  ($(ms "$m50") / $(ms "$a50") ms)"
+
+	rp_t=- rp_b=-
+	echo
+	if [ "$have_node" -eq 0 ]; then
+		echo "5b. session replay: skipped, $NODE is not installed"
+	else
+		echo "5b. session replay: $REPLAY_CMDS commands (git status, ls -la, grep -rn, cat, python3 -c,"
+		echo "    sed -n, find), one at a time through child_process.spawn with pipes, from"
+		echo "    $REPLAY_REPO; python is $PYTHON. total = first spawn to last exit,"
+		echo "    inside node; wall = the whole process (node's and moat's start-up included); ms"
+		printf '  %-24s %9s %8s %8s %8s %8s %9s %8s\n' mode total mean p50 p90 p99 wall nonzero
+		for row in "rp-native:native" "rp-moat:moat run -- node" "rp-bwrap:bwrap per command"; do
+			f=$WORK/${row%%:*}.out
+			[ "${row%%:*}" = rp-bwrap ] && [ "$have_bwrap" -eq 0 ] && continue
+			wall=-
+			[ -s "$f" ] && wall=$(ms "$(cat "$WORK/${row%%:*}.wall")")
+			printf '  %-24s %9s %8s %8s %8s %8s %9s %8s\n' "${row#*:}" "$(kv "$f" total_ms)" \
+				"$(kv "$f" mean_ms)" "$(kv "$f" p50_ms)" "$(kv "$f" p90_ms)" "$(kv "$f" p99_ms)" \
+				"$wall" "$(kv "$f" nonzero)"
+		done
+		t_n=$(kv "$WORK/rp-native.out" total_ms) t_m=$(kv "$WORK/rp-moat.out" total_ms)
+		t_b=$(kv "$WORK/rp-bwrap.out" total_ms)
+		rp_t=$(ratio "$t_m" "$t_n") rp_b=$(ratio "$t_m" "$t_b")
+		echo "ratios of the totals:"
+		echo "  moat / native                       ${rp_t}x  ($t_m / $t_n ms)"
+		echo "  moat / bwrap                        ${rp_b}x  ($t_m / $t_b ms)"
+		echo "  bwrap / native                      $(ratio "$t_b" "$t_n")x"
+		h_n=$(kv "$WORK/rp-native.out" hash) h_m=$(kv "$WORK/rp-moat.out" hash)
+		h_b=$(kv "$WORK/rp-bwrap.out" hash)
+		if [ "$h_n" = - ] || [ "$h_m" = - ]; then
+			echo "outputs: not compared (a run failed)"
+		elif [ "$h_n" = "$h_m" ]; then
+			echo "outputs: moat's equal the native ones (sha256 $(echo "$h_m" | cut -c1-16)...)"
+		else
+			echo "WARNING: the outputs under moat differ from the native ones: first at" \
+				"$(first_diff "$WORK/rp-native.h" "$WORK/rp-moat.h")"
+		fi
+		if [ "$h_b" != - ] && [ "$h_n" != - ] && [ "$h_b" != "$h_n" ]; then
+			echo "note: bwrap's outputs differ from the native ones: first at" \
+				"$(first_diff "$WORK/rp-native.h" "$WORK/rp-bwrap.h")"
+		fi
+	fi
+
+	echo
+	echo "== Goals of the redirect issue =="
+	verdict "spawn: redirected <= 0.6x bwrap" "$sr_b" "<=" 0.6 \
+		"redirected $(ms "$m50") ms / bwrap $(ms "$b50") ms = ${sr_b}x"
+	verdict "replay: moat within 1.5x of native" "$rp_t" "<=" 1.5 \
+		"moat $t_m ms / native $t_n ms = ${rp_t}x"
+	verdict "replay: moat faster than bwrap per command" "$rp_b" "<" 1 \
+		"moat $t_m ms / bwrap $t_b ms = ${rp_b}x"
+	loaded1=$(cat "$WORK/loaded" 2>/dev/null || true)
+	if [ "$load" -gt 10 ] || [ "$loaded1" != "$loaded0" ]; then
+		echo "  NOTE: other processes were using the CPUs (${load}% before the section; during:"
+		echo "        ${loaded1#"$loaded0"}). Rerun when the machine is idle."
+	fi
+	for f in rs-native rs-moat rs-moat-allow rs-bwrap rp-native rp-moat rp-bwrap; do
+		if [ -s "$WORK/$f.err" ]; then
+			echo "$f said (stderr):"
+			head -n 5 "$WORK/$f.err" | sed 's/^/  /'
+		fi
+	done
+}
+
+if [ "$SECTION" = runner ] || [ "$SECTION" = redirect ]; then
+	"${SECTION}_section"
 	echo
 	echo "total $(($(date +%s) - START)) s"
 	exit 0
@@ -469,13 +687,6 @@ done <"$WORK/macro"
 
 # ---- 3. goals ----
 
-verdict() { # verdict LABEL VALUE OP LIMIT DETAIL
-	awk -v l="$1" -v v="$2" -v op="$3" -v lim="$4" -v d="$5" 'BEGIN {
-		if (v == "-") { printf "  %-44s unknown (not measured)\n", l; exit }
-		ok = op == "<=" ? v + 0 <= lim + 0 : v + 0 >= lim + 0
-		printf "  %-44s %s: %s (goal %s %s)\n", l, ok ? "MET    " : "NOT MET", d, op, lim }'
-}
-
 echo
 echo "== Goals of issue 3 =="
 o_r=$(ratio "$(val "$WORK/moat.tsv" openat 2)" "$(val "$WORK/bare.tsv" openat 2)")
@@ -511,6 +722,9 @@ if [ "$LOAD_START" -gt 10 ] || [ -s "$WORK/loaded" ]; then
 	echo "        tails, and with a CPU taken the target and the supervisor share the other,"
 	echo "        which hides the cross-CPU wake-ups of an idle machine. Rerun when it is idle."
 fi
-[ "$SECTION" = all ] && runner_section
+if [ "$SECTION" = all ]; then
+	runner_section
+	redirect_section
+fi
 echo
 echo "total $(($(date +%s) - START)) s"

@@ -74,13 +74,15 @@ struct task_spec {
 	uint64_t sigign; /* bit N-1: signal N starts ignored */
 };
 
-/* What the init of a task tells the runner over the control socket. */
+/* What the init of a task and the runner tell each other over the control socket. */
 enum task_event {
-	TASK_READY = 1,    /* namespaces and mounts are made; value: the pty, if any, comes along */
+	TASK_READY = 1,    /* namespaces and mounts are made: the init waits for TASK_GO */
 	TASK_SETUP_FAILED, /* value: errno; text: what failed */
 	TASK_EXECED,       /* the command is running */
 	TASK_EXEC_FAILED,  /* value: errno | stage << 16 (enum task_stage) */
 	TASK_EXITED,       /* value: the command's wait status */
+	TASK_GO,           /* runner -> init: the command, an exec frame in a memfd */
+	TASK_STARTING,     /* the command is being started; the pty master, if any, comes along */
 };
 
 /* Where the command's start failed. */
@@ -102,14 +104,31 @@ struct task_proc {
 	int control;      /* SOCK_SEQPACKET: struct task_msg from init */
 	int in, out, err; /* the runner's ends of the command's stdio; err -1 with a tty */
 	int pty;          /* the pty master with a tty, else -1 */
+	bool ready;       /* TASK_READY was read */
 };
 
 /*
- * Starts a task and waits until its namespaces are ready (not for the exec).
- * On a setup failure returns -errno with a message in err. Every fd in ret is
- * close-on-exec and non-blocking.
+ * Starts a task's init, which makes its namespaces and mounts and then waits
+ * for a command; returns without waiting. Only s's view, filter, ids, userns,
+ * netns and limits count. On a failure returns -errno with a message in err.
  */
+int task_prepare(const struct task_spec *s, struct task_proc *ret, char *err, size_t errsize);
+
+/* Whether a prepared task's init is ready (reads TASK_READY if it has come). */
+bool task_poll_ready(struct task_proc *p);
+
+/*
+ * Gives a prepared task its command (s's argv, envp, path, cwd, tty, rows,
+ * cols, umask, sigign) and waits until the init starts it. Every fd in p is
+ * then close-on-exec and non-blocking. -errno with a message in err.
+ */
+int task_start(struct task_proc *p, const struct task_spec *s, char *err, size_t errsize);
+
+/* task_prepare() and task_start() in one. */
 int task_spawn(const struct task_spec *s, struct task_proc *ret, char *err, size_t errsize);
+
+/* Kills a task that never got (or never started) its command, and reaps it. */
+void task_discard(struct task_proc *p);
 void task_proc_close(struct task_proc *p);
 
 /* Names this process: comm and /proc/self/cmdline (over its own argv). */

@@ -45,6 +45,7 @@
 #define VIEW_TTL_S  5
 #define EOF_GRACE_S 2
 #define GROUPS_MAX  256
+#define WARM_MAX    4
 
 struct conn;
 
@@ -90,7 +91,8 @@ struct cached {
 	struct task_view *view;
 	time_t view_at;
 	unsigned long used;
-	bool borrowed; /* the embedding supervisor's policy: not ours to free */
+	unsigned long gen; /* of the view: a task prepared with another one is stale */
+	bool borrowed;     /* the embedding supervisor's policy: not ours to free */
 };
 
 struct runner {
@@ -106,7 +108,20 @@ struct runner {
 	size_t n_tasks;
 	uint64_t next_id;
 	struct cached cache[CACHE_SIZE];
-	unsigned long clock;
+	unsigned long clock, gens;
+	/* Tasks prepared ahead (namespaces and mounts made) for the last client's view. */
+	struct warm {
+		struct task_proc proc;
+		uid_t uid;
+		unsigned long gen;
+		time_t at;
+	} warm[WARM_MAX];
+	size_t n_warm;
+	struct task_spec warm_spec; /* the base of the next ones: view, ids, limits */
+	gid_t warm_groups[GROUPS_MAX];
+	struct cached *warm_slot;
+	unsigned long warm_gen;
+	bool refill_scheduled;
 	bool draining;
 	void (*done)(void *);
 	void *done_data;
@@ -463,6 +478,7 @@ found:
 			return NULL;
 		}
 		slot->view_at = now;
+		slot->gen = ++r->gens;
 	}
 	return slot;
 }
@@ -548,6 +564,82 @@ task_events(struct task *t, unsigned timeout_s)
 	return r;
 }
 
+/* ---- tasks prepared ahead ---- */
+
+static void
+drop_warm(struct runner *r, size_t i)
+{
+	task_discard(&r->warm[i].proc);
+	r->warm[i] = r->warm[--r->n_warm];
+}
+
+/* A prepared task for this uid and view, the oldest ready one first. */
+static bool
+take_warm(struct runner *r, const struct task_spec *s, unsigned long gen, struct task_proc *ret)
+{
+	time_t now = time(NULL);
+	size_t best = SIZE_MAX;
+
+	for (size_t i = r->n_warm; i-- > 0;) {
+		struct warm *w = &r->warm[i];
+		if (w->uid != s->uid || w->gen != gen || now - w->at >= VIEW_TTL_S) {
+			drop_warm(r, i);
+			continue;
+		}
+		if (best == SIZE_MAX || (task_poll_ready(&w->proc) && !r->warm[best].proc.ready))
+			best = i;
+	}
+	if (best == SIZE_MAX)
+		return false;
+	*ret = r->warm[best].proc;
+	r->warm[best] = r->warm[--r->n_warm];
+	return true;
+}
+
+static void
+refill(evutil_socket_t fd, short what, void *arg)
+{
+	struct runner *r = arg;
+	char err[PROTO_MESSAGE_MAX];
+
+	r->refill_scheduled = false;
+	/* The view changed since (or the slot went to another client): next time. */
+	if (!r->warm_slot || r->warm_slot->gen != r->warm_gen || r->draining)
+		return;
+	r->warm_spec.view = r->warm_slot->view;
+	while (r->n_warm < r->cfg.warm && r->n_warm < WARM_MAX) {
+		struct warm *w = &r->warm[r->n_warm];
+		if (task_prepare(&r->warm_spec, &w->proc, err, sizeof(err)) < 0)
+			return;
+		w->uid = r->warm_spec.uid;
+		w->gen = r->warm_gen;
+		w->at = time(NULL);
+		r->n_warm++;
+	}
+}
+
+/* After a launch: prepare the next ones for the same client, off this call's path. */
+static void
+plan_warm(struct runner *r, const struct task_spec *s, struct cached *slot)
+{
+	static const struct timeval soon = {0, 0};
+
+	if (!r->cfg.warm || r->refill_scheduled)
+		return;
+	r->warm_spec = *s;
+	r->warm_spec.argv = NULL;
+	r->warm_spec.envp = NULL;
+	r->warm_spec.cwd = NULL;
+	r->warm_spec.path = NULL;
+	r->warm_spec.n_groups = s->n_groups < GROUPS_MAX ? s->n_groups : GROUPS_MAX;
+	memcpy(r->warm_groups, s->groups, r->warm_spec.n_groups * sizeof(gid_t));
+	r->warm_spec.groups = r->warm_groups;
+	r->warm_slot = slot;
+	r->warm_gen = slot->gen;
+	if (event_base_once(r->base, -1, EV_TIMEOUT, refill, r, &soon) == 0)
+		r->refill_scheduled = true;
+}
+
 static void
 start_task(struct conn *c, const struct proto_msg *m)
 {
@@ -606,7 +698,15 @@ start_task(struct conn *c, const struct proto_msg *m)
 		snprintf(t->session, sizeof(t->session), "%s", m->u.exec.session);
 	else
 		snprintf(t->session, sizeof(t->session), "pid-%d", (int)c->peer.pid);
-	int q = task_spawn(&spec, &t->proc, err, sizeof(err));
+	int q;
+	if (take_warm(r, &spec, pol->gen, &t->proc)) {
+		q = task_start(&t->proc, &spec, err, sizeof(err));
+		if (q < 0)
+			task_discard(&t->proc);
+	} else {
+		q = task_spawn(&spec, &t->proc, err, sizeof(err));
+	}
+	plan_warm(r, &spec, pol);
 	if (q < 0) {
 		evbuffer_free(t->stdin_buf);
 		free(t);
@@ -1086,6 +1186,8 @@ runner_free(struct runner *r)
 		waitpid(t->proc.pid, NULL, 0);
 		task_free(t);
 	}
+	while (r->n_warm)
+		drop_warm(r, r->n_warm - 1);
 	if (r->listener)
 		evconnlistener_free(r->listener);
 	cache_clear(r);
@@ -1099,6 +1201,8 @@ void
 runner_drain(struct runner *r, bool now, void (*done)(void *userdata), void *userdata)
 {
 	r->draining = true;
+	while (r->n_warm)
+		drop_warm(r, r->n_warm - 1);
 	r->done = done;
 	r->done_data = userdata;
 	if (r->listener) {

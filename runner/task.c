@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -36,6 +37,7 @@
 #include <unistd.h>
 
 #include "moat/macro.h"
+#include "moat/proto.h"
 #include "moat/sys.h"
 #include "runner.h"
 
@@ -480,11 +482,59 @@ task_set_title(const char *name)
 		args[len - 1] = ' ';
 }
 
+/*
+ * Waits for the runner's go: the command (an exec frame in a memfd) and what
+ * goes with it. Fills s (argv, env and strings point into *msg). false when the
+ * runner let the task go unused (a warm task it discards) or sent nonsense.
+ */
+static bool
+wait_go(int control, struct task_spec *s, struct proto_msg *msg)
+{
+	struct task_msg m;
+	char cbuf[CMSG_SPACE(sizeof(int))], err[128];
+	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	struct stat st;
+	int fd = -1;
+	ssize_t n;
+
+	do
+		n = recvmsg(control, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+	if (c && c->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+	if (n != sizeof(m) || m.event != TASK_GO || fd < 0 || fstat(fd, &st) < 0 ||
+	    st.st_size <= 0 || st.st_size > PROTO_FRAME_MAX)
+		return false;
+	void *body = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (body == MAP_FAILED)
+		return false;
+	int r = proto_decode(body, (size_t)st.st_size, msg, err, sizeof(err));
+	munmap(body, (size_t)st.st_size);
+	if (r < 0 || msg->type != PROTO_EXEC)
+		return false;
+	s->argv = (char *const *)msg->u.exec.argv;
+	s->envp = (char *const *)msg->u.exec.env;
+	s->path = msg->u.exec.path;
+	s->cwd = msg->u.exec.cwd;
+	s->tty = msg->u.exec.tty;
+	s->rows = msg->u.exec.rows;
+	s->cols = msg->u.exec.cols;
+	s->umask = msg->u.exec.has_umask ? msg->u.exec.umask : 022;
+	s->sigign = msg->u.exec.sigign;
+	return true;
+}
+
 static _Noreturn void
-init_main(const struct task_spec *s, int control, int stdio[3])
+init_main(const struct task_spec *base, int control, int stdio[3])
 {
 	char err[sizeof(((struct task_msg *)0)->text)] = "";
+	struct task_spec spec = *base, *s = &spec;
 	struct setup st = {.s = s, .control = control, .err = err, .errsize = sizeof(err)};
+	struct proto_msg msg;
 	sigset_t set;
 	int r, pty = -1, tty = -1, report[2];
 
@@ -515,7 +565,16 @@ init_main(const struct task_spec *s, int control, int stdio[3])
 		r = s->view->surface ? setup_surface(&st, s->view) : setup_mask(&st, s->view);
 	if (r == 0 && s->netns)
 		r = loopback_up(&st);
-	if (r == 0 && s->tty) {
+	if (r < 0) {
+		send_msg(control, TASK_SETUP_FAILED, -r, err, -1);
+		_exit(127);
+	}
+	if (send_msg(control, TASK_READY, 0, NULL, -1) < 0)
+		_exit(127);
+	/* Ready ahead of time: the command comes when the runner has one. */
+	if (!wait_go(control, s, &msg))
+		_exit(0);
+	if (s->tty) {
 		struct winsize ws = {.ws_row = s->rows, .ws_col = s->cols};
 		pty = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
 		if (pty < 0 || unlockpt(pty) < 0)
@@ -524,6 +583,8 @@ init_main(const struct task_spec *s, int control, int stdio[3])
 			r = fail(&st, -errno, "set the window size", NULL);
 		else if ((tty = ioctl(pty, TIOCGPTPEER, O_RDWR | O_CLOEXEC)) < 0)
 			r = fail(&st, -errno, "open the pty's peer", NULL);
+		for (int i = 0; i < 3; i++)
+			close(stdio[i]);
 		stdio[0] = stdio[1] = stdio[2] = tty;
 	}
 	if (r == 0 && pipe2(report, O_CLOEXEC) < 0)
@@ -532,7 +593,7 @@ init_main(const struct task_spec *s, int control, int stdio[3])
 		send_msg(control, TASK_SETUP_FAILED, -r, err, -1);
 		_exit(127);
 	}
-	if (send_msg(control, TASK_READY, 0, NULL, pty) < 0)
+	if (send_msg(control, TASK_STARTING, 0, NULL, pty) < 0)
 		_exit(127);
 	if (pty >= 0)
 		close(pty);
@@ -615,16 +676,16 @@ task_read_msg(int control, struct task_msg *m)
 	if ((size_t)n != sizeof(*m))
 		return -EBADMSG;
 	m->text[sizeof(m->text) - 1] = '\0';
-	/* A descriptor only comes with TASK_READY: the pty master. */
+	/* A descriptor only comes with TASK_STARTING: the pty master. */
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 	if (c && c->cmsg_type == SCM_RIGHTS) {
 		int fd;
 		memcpy(&fd, CMSG_DATA(c), sizeof(fd));
-		if (m->event == TASK_READY)
+		if (m->event == TASK_STARTING)
 			m->value = fd;
 		else
 			close(fd);
-	} else if (m->event == TASK_READY) {
+	} else if (m->event == TASK_STARTING) {
 		m->value = -1;
 	}
 	return 1;
@@ -642,9 +703,9 @@ task_proc_close(struct task_proc *p)
 		}
 }
 
-/* Waits (bounded) for the first message: the init is ready, or says why not. */
+/* Waits (bounded) for the init's message `want`, or its word on why not. */
 static int
-wait_ready(struct task_proc *p, char *err, size_t errsize)
+wait_for(struct task_proc *p, int32_t want, char *err, size_t errsize)
 {
 	struct pollfd pfd = {.fd = p->control, .events = POLLIN};
 	struct task_msg m;
@@ -664,8 +725,9 @@ wait_ready(struct task_proc *p, char *err, size_t errsize)
 			snprintf(err, errsize, "the task's init died while setting up");
 			return r < 0 ? r : -ECHILD;
 		}
-		if (m.event == TASK_READY) {
-			p->pty = m.value;
+		if (m.event == want) {
+			if (want == TASK_STARTING)
+				p->pty = m.value;
 			return 0;
 		}
 		snprintf(err, errsize, "%s", m.text);
@@ -681,7 +743,7 @@ set_nonblock(int fd)
 }
 
 int
-task_spawn(const struct task_spec *s, struct task_proc *ret, char *err, size_t errsize)
+task_prepare(const struct task_spec *s, struct task_proc *ret, char *err, size_t errsize)
 {
 	int ctl[2], in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
 	int pidfd = -1, r;
@@ -690,8 +752,8 @@ task_spawn(const struct task_spec *s, struct task_proc *ret, char *err, size_t e
 	    .pidfd = -1, .control = -1, .in = -1, .out = -1, .err = -1, .pty = -1};
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0)
 		return -errno;
-	if (!s->tty &&
-	    (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)) {
+	/* Pipes, ready for a command without a terminal; one with a terminal closes them. */
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		r = -errno;
 		snprintf(err, errsize, "pipe: %s", strerror(-r));
 		goto fail;
@@ -711,49 +773,31 @@ task_spawn(const struct task_spec *s, struct task_proc *ret, char *err, size_t e
 	if (pid == 0) {
 		int stdio[3] = {in[0], out[1], errp[1]};
 		close(ctl[0]);
-		if (!s->tty) {
-			close(in[1]);
-			close(out[0]);
-			close(errp[0]);
-		}
+		close(in[1]);
+		close(out[0]);
+		close(errp[0]);
 		init_main(s, ctl[1], stdio);
 	}
 	close(ctl[1]);
 	ret->pid = pid;
 	ret->pidfd = pidfd;
 	ret->control = ctl[0];
-	if (!s->tty) {
-		close(in[0]);
-		close(out[1]);
-		close(errp[1]);
-		ret->in = in[1];
-		ret->out = out[0];
-		ret->err = errp[0];
-	}
+	close(in[0]);
+	close(out[1]);
+	close(errp[1]);
+	ret->in = in[1];
+	ret->out = out[0];
+	ret->err = errp[0];
 	if (s->userns) {
 		r = write_id_maps(pid, getuid(), getgid());
 		if (r < 0 || write(ret->control, "g", 1) != 1) {
 			snprintf(err, errsize, "write the user namespace's id maps: %s",
 			         strerror(r < 0 ? -r : errno));
-			goto kill;
+			task_discard(ret);
+			return r < 0 ? r : -EIO;
 		}
 	}
-	r = wait_ready(ret, err, errsize);
-	if (r < 0)
-		goto kill;
-	int *nb[] = {&ret->control, &ret->in, &ret->out, &ret->err, &ret->pty};
-	for (size_t i = 0; i < ARRAY_SIZE(nb); i++)
-		if (*nb[i] >= 0 && set_nonblock(*nb[i]) < 0) {
-			r = -errno;
-			snprintf(err, errsize, "fcntl: %s", strerror(-r));
-			goto kill;
-		}
 	return 0;
-kill:
-	sys_pidfd_send_signal(ret->pidfd, SIGKILL);
-	waitpid(pid, NULL, 0);
-	task_proc_close(ret);
-	return r < 0 ? r : -EIO;
 fail:
 	close(ctl[0]);
 	close(ctl[1]);
@@ -762,5 +806,110 @@ fail:
 		for (int j = 0; j < 2; j++)
 			if (pipes[i][j] >= 0)
 				close(pipes[i][j]);
+	return r;
+}
+
+/* The command as the init reads it: an exec frame, in a sealed memfd. */
+static int
+send_go(struct task_proc *p, const struct task_spec *s)
+{
+	size_t argc = 0, envc = 0;
+	struct proto_buf b = {0};
+	int r;
+
+	while (s->argv[argc])
+		argc++;
+	while (s->envp[envc])
+		envc++;
+	struct proto_msg m = {.type = PROTO_EXEC,
+	                      .u.exec = {.argv = (const char *const *)s->argv,
+	                                 .argc = argc,
+	                                 .env = (const char *const *)s->envp,
+	                                 .envc = envc,
+	                                 .cwd = s->cwd,
+	                                 .path = s->path,
+	                                 .tty = s->tty,
+	                                 .rows = s->rows,
+	                                 .cols = s->cols,
+	                                 .has_umask = true,
+	                                 .umask = (uint16_t)s->umask,
+	                                 .sigign = s->sigign}};
+	r = proto_encode(&b, &m);
+	if (r < 0)
+		return r;
+	int fd = memfd_create("moat-go", MFD_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+	} else {
+		size_t len = b.len - PROTO_HEADER_SIZE;
+		ssize_t w = write(fd, b.p + PROTO_HEADER_SIZE, len);
+		r = w == (ssize_t)len ? send_msg(p->control, TASK_GO, 0, NULL, fd) : -EIO;
+		close(fd);
+	}
+	proto_buf_free(&b);
+	return r;
+}
+
+int
+task_start(struct task_proc *p, const struct task_spec *s, char *err, size_t errsize)
+{
+	int r = p->ready ? 0 : wait_for(p, TASK_READY, err, errsize);
+
+	if (r == 0) {
+		p->ready = true;
+		r = send_go(p, s);
+		if (r < 0)
+			snprintf(err, errsize, "hand the command to the task: %s", strerror(-r));
+	}
+	if (r == 0)
+		r = wait_for(p, TASK_STARTING, err, errsize);
+	if (r < 0)
+		return r;
+	if (p->pty >= 0) {
+		/* The command has the terminal: the pipes go unused. */
+		int *pipes[] = {&p->in, &p->out, &p->err};
+		for (size_t i = 0; i < ARRAY_SIZE(pipes); i++) {
+			close(*pipes[i]);
+			*pipes[i] = -1;
+		}
+	}
+	int *nb[] = {&p->control, &p->in, &p->out, &p->err, &p->pty};
+	for (size_t i = 0; i < ARRAY_SIZE(nb); i++)
+		if (*nb[i] >= 0 && set_nonblock(*nb[i]) < 0) {
+			r = -errno;
+			snprintf(err, errsize, "fcntl: %s", strerror(-r));
+			return r;
+		}
+	return 0;
+}
+
+bool
+task_poll_ready(struct task_proc *p)
+{
+	struct task_msg m;
+
+	if (!p->ready && task_read_msg(p->control, &m) > 0 && m.event == TASK_READY)
+		p->ready = true;
+	return p->ready;
+}
+
+void
+task_discard(struct task_proc *p)
+{
+	if (p->pidfd >= 0)
+		sys_pidfd_send_signal(p->pidfd, SIGKILL);
+	if (p->pid > 0)
+		waitpid(p->pid, NULL, 0);
+	task_proc_close(p);
+	p->pid = 0;
+}
+
+int
+task_spawn(const struct task_spec *s, struct task_proc *ret, char *err, size_t errsize)
+{
+	int r = task_prepare(s, ret, err, errsize);
+
+	if (r == 0 && (r = task_start(ret, s, err, errsize)) < 0)
+		task_discard(ret);
 	return r;
 }
