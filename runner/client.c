@@ -315,9 +315,10 @@ relay(struct session *s)
 			on_signal(s, (int)si.ssi_signo);
 		if (p[2].revents)
 			stdin_open = on_stdin(s);
-		if (flush(s) < 0 && !(p[0].revents & POLLIN)) {
-			status = say(s, "the runner went away");
-			break;
+		if (flush(s) < 0) {
+			/* The runner has closed; why is still to be read: read on to the end. */
+			s->out.len = s->out_off = 0;
+			stdin_open = false;
 		}
 		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;

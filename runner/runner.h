@@ -72,6 +72,7 @@ struct task_spec {
 	unsigned pids, memory_mb; /* 0: no limit */
 	mode_t umask;
 	uint64_t sigign; /* bit N-1: signal N starts ignored */
+	bool hold;       /* made ready to exec, it waits for task_commit() */
 };
 
 /* What the init of a task and the runner tell each other over the control socket. */
@@ -83,6 +84,7 @@ enum task_event {
 	TASK_EXITED,       /* value: the command's wait status */
 	TASK_GO,           /* runner -> init: the command, an exec frame in a memfd */
 	TASK_STARTING,     /* the command is being started; the pty master, if any, comes along */
+	TASK_COMMIT,       /* runner -> init: a held command may exec now */
 };
 
 /* Where the command's start failed. */
@@ -123,6 +125,9 @@ bool task_poll_ready(struct task_proc *p);
  * then close-on-exec and non-blocking. -errno with a message in err.
  */
 int task_start(struct task_proc *p, const struct task_spec *s, char *err, size_t errsize);
+
+/* Lets a command started with hold exec. 0 or -errno. */
+int task_commit(struct task_proc *p);
 
 /* task_prepare() and task_start() in one. */
 int task_spawn(const struct task_spec *s, struct task_proc *ret, char *err, size_t errsize);

@@ -80,7 +80,6 @@ struct conn {
 	bool has_ticket;
 	char ticket[PROTO_TICKET_MAX + 1];
 	time_t ticket_expires;
-	struct proto_msg ticket_exec;
 	struct conn *next;
 };
 
@@ -640,8 +639,13 @@ plan_warm(struct runner *r, const struct task_spec *s, struct cached *slot)
 		r->refill_scheduled = true;
 }
 
+/*
+ * Starts the command of exec frame m for client c. hold: a ticket's command,
+ * made ready to exec while the stand-in is still on its way; it execs once the
+ * ticket is presented (present_ticket()).
+ */
 static void
-start_task(struct conn *c, const struct proto_msg *m)
+start_task(struct conn *c, const struct proto_msg *m, bool hold)
 {
 	struct runner *r = c->r;
 	char cwd[PATH_MAX], err[PROTO_MESSAGE_MAX] = "";
@@ -685,6 +689,7 @@ start_task(struct conn *c, const struct proto_msg *m)
 	    .memory_mb = run->memory_mb,
 	    .umask = m->u.exec.has_umask ? m->u.exec.umask : 022,
 	    .sigign = m->u.exec.sigign,
+	    .hold = hold,
 	};
 	t->r = r;
 	t->conn = c;
@@ -716,7 +721,8 @@ start_task(struct conn *c, const struct proto_msg *m)
 	r->tasks = t;
 	r->n_tasks++;
 	c->task = t;
-	c->state = C_RUNNING;
+	if (!hold)
+		c->state = C_RUNNING;
 	if (task_events(t, run->timeout_s) < 0) {
 		task_kill(t);
 		send_error(c, PROTO_E_INTERNAL, ENOMEM, "out of memory");
@@ -799,8 +805,6 @@ conn_free(struct conn *c)
 			break;
 		}
 	bufferevent_free(c->bev);
-	if (c->has_ticket)
-		proto_msg_free(&c->ticket_exec);
 	free(c);
 	if (r->draining && !r->n_tasks && !r->conns && r->done)
 		r->done(r->done_data);
@@ -906,8 +910,9 @@ present_ticket(struct conn *c, const char *ticket)
 		return send_error(c, PROTO_E_TICKET, 0, "unknown, used or expired ticket");
 	if (c->r->draining)
 		return send_error(c, PROTO_E_SHUTDOWN, 0, "the runner is stopping");
-	start_task(c, &c->ticket_exec);
-	proto_msg_free(&c->ticket_exec);
+	if (!c->task || task_commit(&c->task->proc) < 0)
+		return send_error(c, PROTO_E_INTERNAL, EIO, "the task is gone");
+	c->state = C_RUNNING;
 }
 
 static void
@@ -930,7 +935,7 @@ on_frame(struct conn *c, const struct proto_msg *m)
 		if (m->type == PROTO_EXEC)
 			return c->r->draining
 			           ? send_error(c, PROTO_E_SHUTDOWN, 0, "the runner is stopping")
-			           : start_task(c, m);
+			           : start_task(c, m, false);
 		if (m->type == PROTO_PS)
 			return do_ps(c);
 		if (m->type == PROTO_KILL)
@@ -1089,7 +1094,12 @@ runner_adopt_ticket(struct runner *r, int fd, const char *ticket, const uint8_t 
 	c->has_ticket = true;
 	snprintf(c->ticket, sizeof(c->ticket), "%s", ticket);
 	c->ticket_expires = time(NULL) + ttl_s;
-	c->ticket_exec = m;
+	/* Prepared now, run when the ticket is presented; a failure is told to the stand-in. */
+	if (r->draining)
+		send_error(c, PROTO_E_SHUTDOWN, 0, "the runner is stopping");
+	else
+		start_task(c, &m, true);
+	proto_msg_free(&m);
 	return 0;
 }
 

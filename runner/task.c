@@ -353,7 +353,7 @@ drop_privileges(const struct task_spec *s)
 }
 
 static _Noreturn void
-exec_command(const struct task_spec *s, int stdio[3], int tty, int report)
+exec_command(const struct task_spec *s, int stdio[3], int tty, int report, int commit)
 {
 	sigset_t none;
 	int r, stage = TASK_STAGE_SETUP;
@@ -374,19 +374,19 @@ exec_command(const struct task_spec *s, int stdio[3], int tty, int report)
 	for (int i = 0; i < 3; i++)
 		if (dup2(stdio[i], i) < 0)
 			goto fail;
-	r = drop_privileges(s);
-	if (r < 0) {
-		errno = -r;
-		goto fail;
-	}
 	stage = TASK_STAGE_CWD;
 	if (chdir(s->cwd) < 0)
 		goto fail;
-	stage = TASK_STAGE_SETUP;
-	r = sys_seccomp(SECCOMP_SET_MODE_FILTER, 0, (void *)s->filter);
-	if (r < 0) {
-		errno = -r;
-		goto fail;
+	/* Held: everything is ready, the exec waits for the runner's word. */
+	if (commit >= 0) {
+		char go;
+		ssize_t n;
+		do
+			n = read(commit, &go, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1)
+			_exit(127); /* dropped unused: nobody reads the report */
+		close(commit);
 	}
 	stage = TASK_STAGE_EXEC;
 	environ = (char **)s->envp;
@@ -525,7 +525,21 @@ wait_go(int control, struct task_spec *s, struct proto_msg *msg)
 	s->cols = msg->u.exec.cols;
 	s->umask = msg->u.exec.has_umask ? msg->u.exec.umask : 022;
 	s->sigign = msg->u.exec.sigign;
+	s->hold = m.value != 0;
 	return true;
+}
+
+/* A held command goes on at TASK_COMMIT; false when the runner drops it instead. */
+static bool
+wait_commit(int control)
+{
+	struct task_msg m;
+	ssize_t n;
+
+	do
+		n = recv(control, &m, sizeof(m), 0);
+	while (n < 0 && errno == EINTR);
+	return n == sizeof(m) && m.event == TASK_COMMIT;
 }
 
 static _Noreturn void
@@ -536,7 +550,7 @@ init_main(const struct task_spec *base, int control, int stdio[3])
 	struct setup st = {.s = s, .control = control, .err = err, .errsize = sizeof(err)};
 	struct proto_msg msg;
 	sigset_t set;
-	int r, pty = -1, tty = -1, report[2];
+	int r, pty = -1, tty = -1, report[2], commit[2] = {-1, -1};
 
 	/* (getppid() is 0 in a new pid namespace: a runner that died first shows as EPIPE below.) */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
@@ -565,6 +579,14 @@ init_main(const struct task_spec *base, int control, int stdio[3])
 		r = s->view->surface ? setup_surface(&st, s->view) : setup_mask(&st, s->view);
 	if (r == 0 && s->netns)
 		r = loopback_up(&st);
+	/*
+	 * The mounts are made: the init needs no privilege any more. It gives them up
+	 * and takes the tasks' filter itself, once, for every process it starts.
+	 */
+	if (r == 0 && (r = drop_privileges(s)) < 0)
+		r = fail(&st, r, "drop privileges", NULL);
+	if (r == 0 && (r = sys_seccomp(SECCOMP_SET_MODE_FILTER, 0, (void *)s->filter)) < 0)
+		r = fail(&st, r, "load the tasks' seccomp filter", NULL);
 	if (r < 0) {
 		send_msg(control, TASK_SETUP_FAILED, -r, err, -1);
 		_exit(127);
@@ -587,7 +609,7 @@ init_main(const struct task_spec *base, int control, int stdio[3])
 			close(stdio[i]);
 		stdio[0] = stdio[1] = stdio[2] = tty;
 	}
-	if (r == 0 && pipe2(report, O_CLOEXEC) < 0)
+	if (r == 0 && (pipe2(report, O_CLOEXEC) < 0 || (s->hold && pipe2(commit, O_CLOEXEC) < 0)))
 		r = fail(&st, -errno, "pipe", NULL);
 	if (r < 0) {
 		send_msg(control, TASK_SETUP_FAILED, -r, err, -1);
@@ -606,9 +628,21 @@ init_main(const struct task_spec *base, int control, int stdio[3])
 	if (cmd == 0) {
 		close(control);
 		close(report[0]);
-		exec_command(s, stdio, tty, report[1]);
+		if (commit[1] >= 0)
+			close(commit[1]);
+		exec_command(s, stdio, tty, report[1], commit[0]);
 	}
 	close(report[1]);
+	if (s->hold) {
+		close(commit[0]);
+		if (!wait_commit(control)) {
+			kill(cmd, SIGKILL);
+			_exit(0);
+		}
+		if (write(commit[1], "c", 1) != 1)
+			_exit(127);
+		close(commit[1]);
+	}
 	for (int i = 0; i < 3; i++)
 		if (stdio[i] >= 0 && (i == 0 || stdio[i] != stdio[i - 1]))
 			close(stdio[i]);
@@ -843,7 +877,7 @@ send_go(struct task_proc *p, const struct task_spec *s)
 	} else {
 		size_t len = b.len - PROTO_HEADER_SIZE;
 		ssize_t w = write(fd, b.p + PROTO_HEADER_SIZE, len);
-		r = w == (ssize_t)len ? send_msg(p->control, TASK_GO, 0, NULL, fd) : -EIO;
+		r = w == (ssize_t)len ? send_msg(p->control, TASK_GO, s->hold, NULL, fd) : -EIO;
 		close(fd);
 	}
 	proto_buf_free(&b);
@@ -881,6 +915,12 @@ task_start(struct task_proc *p, const struct task_spec *s, char *err, size_t err
 			return r;
 		}
 	return 0;
+}
+
+int
+task_commit(struct task_proc *p)
+{
+	return send_msg(p->control, TASK_COMMIT, 0, NULL, -1);
 }
 
 bool

@@ -462,11 +462,36 @@ script_name(const struct sv_path *p, const char *raw, int dirfd)
 		snprintf(want.script, sizeof(want.script), "/dev/fd/%d/%s", dirfd, raw);
 }
 
+/* exec.rules on the command line read: a matching deny rule refuses it here. */
+static int
+decide_rules(struct sv_call *c, enum policy_exec_action *action)
+{
+	const struct policy_exec_rule *rule = NULL, *rules;
+
+	if (policy_exec_rules(c->sv->policy, &rules) == 0)
+		return 0;
+	const char *argv[ARGV_MAX + 1];
+	static char copy[ARGV_TEXT_MAX];
+	memcpy(copy, want.cmdline, want.len);
+	split(copy, want.len, argv, ARRAY_SIZE(argv));
+	/* An argv longer than we keep cannot be decided: refused. */
+	if (!want.complete) {
+		c->allowed = false;
+		return -E2BIG;
+	}
+	*action = policy_exec_decide(c->sv->policy, c->path, argv, &rule);
+	c->exec_rule = rule;
+	if (rule && *action == POLICY_EXEC_DENY) {
+		c->allowed = false;
+		return -EACCES;
+	}
+	return 0;
+}
+
 static void
 do_exec(struct sv_call *c, int dirfd, uint64_t path, uint64_t argv_addr, uint64_t envp_addr,
         int flags)
 {
-	const struct policy_exec_rule *rule = NULL, *rules;
 	enum policy_exec_action action = policy_exec_default(c->sv->policy);
 	char raw[PATH_MAX];
 	struct sv_path p;
@@ -496,52 +521,47 @@ do_exec(struct sv_call *c, int dirfd, uint64_t path, uint64_t argv_addr, uint64_
 	want.n_paths = 0;
 	r = sv_decide_fd(c, fd, p.own_fd || p.len == 0, POLICY_EXEC);
 	if (r == 0)
-		r = check_chain(c, fd);
-	close(fd);
-	sv_path_done(&p);
-	if (r == 0)
-		r = read_argv(c, argv_addr);
-	if (r < 0) {
-		c->err = -r;
-		return;
-	}
-	if (policy_exec_rules(c->sv->policy, &rules) > 0) {
-		const char *argv[ARGV_MAX + 1];
-		static char copy[ARGV_TEXT_MAX];
-		memcpy(copy, want.cmdline, want.len);
-		split(copy, want.len, argv, ARRAY_SIZE(argv));
-		/* An argv longer than we keep cannot be decided: refused. */
-		if (want.complete)
-			action = policy_exec_decide(c->sv->policy, c->path, argv, &rule);
-		if (!want.complete || (rule && action == POLICY_EXEC_DENY)) {
-			c->allowed = false;
-			c->exec_rule = rule;
-			c->err = want.complete ? EACCES : E2BIG;
-			return;
-		}
-		c->exec_rule = rule;
-	}
+		r = read_argv(c, argv_addr); /* the count */
+	if (r >= 0)
+		r = decide_rules(c, &action);
+	if (r < 0)
+		goto out;
 	/* The agent's own re-exec runs in place; its children's follow exec.default and rules. */
 	c->tgid = tgid_of(c);
 	bool own = c->tgid == c->sv->agent;
 	if (!own && action == POLICY_EXEC_DENY) {
 		c->allowed = false;
-		c->err = EACCES;
-		return;
+		r = -EACCES;
+		goto out;
 	}
 	if (!own && action == POLICY_EXEC_REDIRECT && c->sv->hand_ticket) {
-		/* The runner needs the whole command line: one longer than we keep is refused. */
+		/*
+		 * The image never runs here: its interpreters and loader are the task's
+		 * business. The runner needs the whole command line: one longer than we
+		 * keep is refused.
+		 */
 		r = want.complete
 		        ? sv_redirect_capture(c, raw, raw_ok, want.cmdline, want.len, envp_addr)
 		        : -E2BIG;
 		if (r == 0)
 			r = sv_redirect_begin(c);
-		if (r < 0 && !c->gone) {
+		if (r < 0) {
+			/* Not captured, not run: refused (fail closed). */
 			c->allowed = false;
-			c->err = r == -E2BIG ? E2BIG : EACCES;
+			r = r == -E2BIG ? r : -EACCES;
 		}
+		goto out;
+	}
+	r = check_chain(c, fd);
+out:
+	close(fd);
+	sv_path_done(&p);
+	if (r < 0) {
+		c->err = -r;
 		return;
 	}
+	if (c->redirect)
+		return;
 	r = seize(c);
 	if (r < 0) {
 		/* Without the exec stop there is no check of the image: refuse. */

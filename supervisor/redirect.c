@@ -63,6 +63,7 @@ struct ticket {
 	uint64_t sigign;
 	bool tty;
 	uint16_t rows, cols;
+	int conn; /* the stand-in's end of its connection to the runner, or -1 */
 };
 
 /* A process between its exec stop and the exec of the shim. */
@@ -85,6 +86,9 @@ static struct ticket *
 ticket_free(struct ticket *t)
 {
 	if (t) {
+		/* Unused: the runner sees its end close and drops what it prepared. */
+		if (t->conn >= 0)
+			close(t->conn);
 		free(t->argv);
 		free(t->env);
 		free(t);
@@ -199,6 +203,7 @@ sv_redirect_capture(struct sv_call *c, const char *raw, bool raw_ok, const char 
 		r = -ENOMEM;
 		goto fail;
 	}
+	t->conn = -1;
 	memcpy(t->argv, argv, argv_len);
 	t->argv_len = argv_len;
 	r = read_strv(c, envp, &t->env, &t->env_len);
@@ -415,21 +420,6 @@ seize(struct sv_call *c)
 	return 0;
 }
 
-int
-sv_redirect_begin(struct sv_call *c)
-{
-	int r = seize(c);
-
-	if (r < 0) {
-		c->ticket = ticket_free(c->ticket);
-		return r;
-	}
-	c->redirect = true;
-	c->cont = true;
-	c->after = after_command;
-	return 0;
-}
-
 /* The shim's exec stop: the image must be the shim. */
 static void
 after_shim(struct sv_call *c)
@@ -471,27 +461,18 @@ after_shim(struct sv_call *c)
 	}
 }
 
-/* The stand-in's connection, and the ticket handed to the runner with the other end. */
+/*
+ * The ticket goes to the runner at once, with one end of the stand-in's future
+ * connection: the runner prepares the command while the exec goes on, and
+ * starts it when the stand-in presents the ticket. The other end waits in t.
+ */
 static int
-connect_standin(struct sv_call *c, struct standin *s)
+hand_ticket(struct sv_call *c, struct ticket *t)
 {
 	int sp[2];
-	struct ticket *t = s->t;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 		return -errno;
-	struct seccomp_notif_addfd add = {
-	    .id = c->req->id,
-	    .flags = SECCOMP_ADDFD_FLAG_SETFD,
-	    .srcfd = (uint32_t)sp[1],
-	    .newfd = (uint32_t)s->fd_no,
-	};
-	int r = sys_notif_addfd(c->sv->notify_fd, &add);
-	close(sp[1]);
-	if (r < 0) {
-		close(sp[0]);
-		return r;
-	}
 	size_t argc = 0, envc = 0;
 	for (size_t i = 0; i < t->argv_len; i += strlen(t->argv + i) + 1)
 		argc++;
@@ -503,6 +484,7 @@ connect_standin(struct sv_call *c, struct standin *s)
 		free(argv);
 		free(env);
 		close(sp[0]);
+		close(sp[1]);
 		return -ENOMEM;
 	}
 	argc = envc = 0;
@@ -527,10 +509,51 @@ connect_standin(struct sv_call *c, struct standin *s)
 	               .umask = (uint16_t)t->umask,
 	               .sigign = t->sigign},
 	};
-	r = c->sv->hand_ticket(c->sv->hand_ticket_data, t->id, &m, sp[0]);
+	int r = c->sv->hand_ticket(c->sv->hand_ticket_data, t->id, &m, sp[0]);
 	free(argv);
 	free(env);
-	return r;
+	if (r < 0) {
+		close(sp[1]);
+		return r;
+	}
+	t->conn = sp[1];
+	return 0;
+}
+
+/* The stand-in's end of the connection, at the number it was told. */
+static int
+connect_standin(struct sv_call *c, struct standin *s)
+{
+	struct seccomp_notif_addfd add = {
+	    .id = c->req->id,
+	    .flags = SECCOMP_ADDFD_FLAG_SETFD,
+	    .srcfd = (uint32_t)s->t->conn,
+	    .newfd = (uint32_t)s->fd_no,
+	};
+	int r = sys_notif_addfd(c->sv->notify_fd, &add);
+
+	if (r >= 0) {
+		close(s->t->conn);
+		s->t->conn = -1;
+	}
+	return r < 0 ? r : 0;
+}
+
+int
+sv_redirect_begin(struct sv_call *c)
+{
+	int r = hand_ticket(c, c->ticket);
+
+	if (r == 0)
+		r = seize(c);
+	if (r < 0) {
+		c->ticket = ticket_free(c->ticket);
+		return r;
+	}
+	c->redirect = true;
+	c->cont = true;
+	c->after = after_command;
+	return 0;
 }
 
 bool

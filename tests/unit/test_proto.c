@@ -287,7 +287,24 @@ test_exec(void **state)
 	assert_true(out.u.exec.tty);
 	assert_int_equal(out.u.exec.rows, UINT16_MAX);
 	assert_int_equal(out.u.exec.cols, UINT16_MAX);
+	assert_false(out.u.exec.has_umask);
+	assert_int_equal(out.u.exec.sigign, 0);
 	assert_non_null(out.arena);
+	proto_msg_free(&out);
+
+	/* A umask of 0 is a value, not an absent field; every signal may be ignored. */
+	in.u.exec.has_umask = true;
+	in.u.exec.umask = 0;
+	in.u.exec.sigign = UINT64_MAX;
+	roundtrip(&in, &out, &b);
+	assert_true(out.u.exec.has_umask);
+	assert_int_equal(out.u.exec.umask, 0);
+	assert_true(out.u.exec.sigign == UINT64_MAX);
+	proto_msg_free(&out);
+	in.u.exec.umask = 0777;
+	roundtrip(&in, &out, &b);
+	assert_true(out.u.exec.has_umask);
+	assert_int_equal(out.u.exec.umask, 0777);
 	proto_msg_free(&out);
 	proto_buf_free(&b);
 	free(session);
@@ -917,6 +934,14 @@ static const struct bad bad_bodies[] = {
         "exec.session: longer than 128 bytes"),
     DSL(EXEC("['a']", "[]", "'/'", "F", "1", COLS ",'session':'a','session':'a'"),
         "exec.session: repeated key"),
+    DSL(EXEC("['a']", "[]", "'/'", "F", "1", COLS ",'umask':512"),
+        "exec.umask: 512 is out of range 0..511"),
+    DSL(EXEC("['a']", "[]", "'/'", "F", "1", COLS ",'umask':-1"),
+        "exec.umask: expected an unsigned integer, got a negative integer"),
+    DSL(EXEC("['a']", "[]", "'/'", "F", "1", COLS ",'umask':T"),
+        "exec.umask: expected an unsigned integer, got a boolean"),
+    DSL(EXEC("['a']", "[]", "'/'", "F", "1", COLS ",'sigign':'x'"),
+        "exec.sigign: expected an unsigned integer, got a string"),
     /* started, data, signal, resize, exit */
     DSL("{'t':'started','id':-1,'pid':1}",
         "started.id: expected an unsigned integer, got a negative integer"),
