@@ -6,7 +6,8 @@
  * the embedded runner: that is what it measures) and with a bwrap argv as the
  * command (what a bwrap-per-command sandbox pays). It asserts no timing.
  *
- *   redirect_spawn [-n|--iterations N] [-w|--warmup N] [--label L] [--tsv] [-- PATH ARGS...]
+ *   redirect_spawn [-n|--iterations N] [-w|--warmup N] [--label L] [--tsv] [--raw FILE]
+ *                  [-- PATH ARGS...]
  *
  * The command defaults to /bin/true; PATH is executed as given (execve: no
  * PATH lookup). Each child gets /dev/null as stdin and stdout (opened once, by
@@ -16,6 +17,8 @@
  *
  * Output: one line, "LABEL: N spawns, median M ms, p90 ..., p99 ..., mean ...";
  * with --tsv: LABEL, N, p50, p90, p99, mean, min (ns), failures, tab-separated.
+ * --raw FILE: every sample (ns) is also appended to FILE, one per line, so that
+ * several runs (rounds taking turns with other methods) can be merged.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -86,7 +89,7 @@ static void
 usage(FILE *f)
 {
 	fputs("usage: redirect_spawn [--iterations N] [--warmup N] [--label L] [--tsv] "
-	      "[-- PATH ARGS...]\n",
+	      "[--raw FILE] [-- PATH ARGS...]\n",
 	      f);
 }
 
@@ -98,12 +101,13 @@ main(int argc, char **argv)
 	    {"warmup", required_argument, NULL, 'w'},
 	    {"label", required_argument, NULL, 'l'},
 	    {"tsv", no_argument, NULL, 't'},
+	    {"raw", required_argument, NULL, 'r'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
 	static char *const dflt[] = {"/bin/true", NULL};
 	unsigned iterations = 200, warmup = 10;
-	const char *label = "spawn";
+	const char *label = "spawn", *raw = NULL;
 	int tsv = 0, opt;
 
 	while ((opt = getopt_long(argc, argv, "+hn:w:l:", lopts, NULL)) != -1) {
@@ -119,6 +123,9 @@ main(int argc, char **argv)
 			break;
 		case 't':
 			tsv = 1;
+			break;
+		case 'r':
+			raw = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -161,6 +168,19 @@ main(int argc, char **argv)
 	double sum = 0;
 	for (unsigned i = 0; i < iterations; i++)
 		sum += (double)v[i];
+	if (raw) {
+		FILE *f = fopen(raw, "ae");
+		if (!f) {
+			perror(raw);
+			return 1;
+		}
+		for (unsigned i = 0; i < iterations; i++)
+			fprintf(f, "%llu\n", (unsigned long long)v[i]);
+		if (fclose(f) != 0) {
+			perror(raw);
+			return 1;
+		}
+	}
 	qsort(v, iterations, sizeof(*v), cmp_u64);
 	uint64_t p50 = pct(v, iterations, 50), p90 = pct(v, iterations, 90),
 	         p99 = pct(v, iterations, 99);

@@ -11,15 +11,18 @@
 //       writes a small git repository (a few hundred files, some of them
 //       changed and some untracked after the commit) into DIR, which must not
 //       exist; the marker DIR/.git/moat-replay-ok says it is complete
-//   node session_replay.js [--count N] [--python PY] [--bwrap] [--hashes FILE] [--label L]
+//   node session_replay.js [--count N] [--round K --rounds R] [--python PY] [--bwrap]
+//                          [--hashes FILE] [--label L]
 //       from inside such a repository: N commands (default 300), drawn from a
 //       fixed mix by a seeded generator (the same list every time), after one
-//       untimed warm-up of each kind. Prints one line of key=value pairs:
-//       label, n, total_ms (first spawn to last exit), mean_ms, p50_ms, p90_ms,
-//       p99_ms, nonzero (commands with an exit status other than 0), errors
-//       (spawn failures) and hash (SHA-256 over every command's exit status,
-//       stdout and stderr). --hashes FILE: one line per command, INDEX TAB HASH
-//       TAB COMMAND, to find the first command whose output differs.
+//       untimed warm-up of each kind; with --rounds R, only those whose index is
+//       K modulo R (a caller takes turns between methods, round by round).
+//       Prints one line of key=value pairs: label, n, total_ms (first spawn to
+//       last exit), mean_ms, p50_ms, p90_ms, p99_ms, nonzero (commands with an
+//       exit status other than 0), errors (spawn failures) and hash (SHA-256
+//       over every command's exit status, stdout and stderr). --hashes FILE: one
+//       line per command, INDEX TAB HASH TAB MS TAB COMMAND, to merge rounds and
+//       find the first command whose output differs.
 //
 // Commands are looked up on PATH by child_process (as an agent's would be);
 // python3 is --python (default python3).
@@ -35,7 +38,7 @@ const BWRAP = ['bwrap', '--unshare-pid', '--unshare-net', '--ro-bind', '/', '/',
 
 function parseArgs(argv) {
 	const o = { count: 300, python: 'python3', bwrap: false, hashes: null, label: 'replay',
-		makeRepo: null };
+		makeRepo: null, round: 0, rounds: 1 };
 	for (let i = 0; i < argv.length; i++) {
 		const a = argv[i];
 		const next = () => {
@@ -49,10 +52,14 @@ function parseArgs(argv) {
 		else if (a === '--hashes') o.hashes = next();
 		else if (a === '--label') o.label = next();
 		else if (a === '--make-repo') o.makeRepo = next();
+		else if (a === '--round') o.round = parseInt(next(), 10);
+		else if (a === '--rounds') o.rounds = parseInt(next(), 10);
 		else throw new Error(`unknown argument ${a}`);
 	}
 	if (!(o.count >= 1))
 		throw new Error('--count must be at least 1');
+	if (!(o.rounds >= 1 && o.round >= 0 && o.round < o.rounds))
+		throw new Error('--round must be in 0..R-1 for --rounds R');
 	return o;
 }
 
@@ -231,10 +238,13 @@ async function replay(o) {
 	const ms = [];
 	let nonzero = 0, errors = 0, firstError = null;
 	const t0 = process.hrtime.bigint();
-	for (let i = 0; i < list.length; i++) {
+	let n = 0;
+	for (let i = o.round; i < list.length; i += o.rounds) {
 		const a = process.hrtime.bigint();
 		const res = await run(wrap(list[i]));
-		ms.push(Number(process.hrtime.bigint() - a) / 1e6);
+		const took = Number(process.hrtime.bigint() - a) / 1e6;
+		ms.push(took);
+		n++;
 		if (res.code === null) {
 			errors++;
 			firstError = firstError || `${list[i].join(' ')}: ${res.err}`;
@@ -245,7 +255,7 @@ async function replay(o) {
 		h.update(`${res.code}\0`).update(res.out).update('\0').update(res.err);
 		const d = h.digest('hex');
 		all.update(d);
-		lines.push(`${i}\t${d}\t${list[i].join(' ')}`);
+		lines.push(`${i}\t${d}\t${took.toFixed(3)}\t${list[i].join(' ')}`);
 	}
 	const total = Number(process.hrtime.bigint() - t0) / 1e6;
 	if (o.hashes)
@@ -254,7 +264,7 @@ async function replay(o) {
 		process.stderr.write(`session_replay: ${errors} commands could not be started; first: ${firstError}\n`);
 	const sorted = ms.slice().sort((x, y) => x - y);
 	const f = (x) => x.toFixed(3);
-	console.log(`label=${o.label} n=${list.length} total_ms=${f(total)} mean_ms=${f(total / list.length)} ` +
+	console.log(`label=${o.label} n=${n} total_ms=${f(total)} mean_ms=${f(total / n)} ` +
 		`p50_ms=${f(pct(sorted, 50))} p90_ms=${f(pct(sorted, 90))} p99_ms=${f(pct(sorted, 99))} ` +
 		`nonzero=${nonzero} errors=${errors} hash=${all.digest('hex')}`);
 	return errors ? 1 : 0;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -281,7 +282,7 @@ on_frame(struct session *s, const struct proto_msg *m)
 		return -1;
 	}
 	if (m->type == PROTO_EXIT)
-		return m->u.exit.signal ? 128 + m->u.exit.signal : m->u.exit.code;
+		return m->u.exit.signal ? CLIENT_SIGNALED + m->u.exit.signal : m->u.exit.code;
 	if (m->type == PROTO_ERROR)
 		return error_status(s, m);
 	say(s, "unexpected %s frame from the runner", proto_type_name(m->type));
@@ -335,6 +336,30 @@ relay(struct session *s)
 	close(sfd);
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	return status;
+}
+
+/*
+ * The command was killed by sig: so is this process, once the terminal is
+ * restored, so that its parent sees the same death (WIFSIGNALED). Without a
+ * core file: the command's own was its business.
+ */
+static int
+finish(int status)
+{
+	if (status < CLIENT_SIGNALED)
+		return status;
+	int sig = status - CLIENT_SIGNALED;
+	struct rlimit no_core = {0, 0};
+	sigset_t set;
+
+	setrlimit(RLIMIT_CORE, &no_core);
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	/* A signal whose default is not to terminate (SIGCHLD, SIGTSTP...) leaves us here. */
+	return 128 + sig;
 }
 
 /* A terminal passes every key through: the task's own pty interprets them. */
@@ -391,7 +416,7 @@ client_exec(const struct client_exec *e, const char *prog)
 	enter_raw(&s);
 	r = relay(&s);
 	close_session(&s);
-	return r;
+	return finish(r);
 }
 
 int
@@ -407,7 +432,7 @@ client_standin(int sock, const char *ticket, const char *prog)
 	enter_raw(&s);
 	int r = relay(&s);
 	close_session(&s);
-	return r;
+	return finish(r);
 }
 
 /* A request that gets one answer: ps, kill. */

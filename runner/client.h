@@ -17,6 +17,8 @@ const char *client_socket_path(const char *given, char *buf, size_t size);
 #define CLIENT_EXIT_RUNNER   125 /* the runner could not be reached or refused */
 #define CLIENT_EXIT_NOEXEC   126 /* the command exists but could not be executed */
 #define CLIENT_EXIT_NOTFOUND 127
+/* Internal: a status of CLIENT_SIGNALED + N is a death by signal N (never returned). */
+#define CLIENT_SIGNALED 256
 
 struct client_exec {
 	const char *socket; /* the runner's socket */
@@ -30,8 +32,9 @@ struct client_exec {
 /*
  * Runs a command through the runner with this process's stdio (a pty when
  * stdin and stdout are terminals), forwarding signals and window size. Returns
- * the exit status to exit with: the command's, 128+N for a signal death, or
- * one of CLIENT_EXIT_* with a message on stderr.
+ * the exit status to exit with: the command's, or one of CLIENT_EXIT_* with a
+ * message on stderr. A command killed by signal N kills this process with N
+ * (128+N if N does not terminate by default).
  */
 int client_exec(const struct client_exec *e, const char *prog);
 

@@ -35,13 +35,12 @@ dropped(const struct policy_runner *run, const char *entry, size_t name_len)
 
 /* Whether the runner sets this name itself (HOME, TMPDIR, runner.env.set). */
 static bool
-overridden(const struct policy_runner *run, const char *entry, size_t name_len)
+overridden(const struct policy_runner *run, const char *entry, size_t name_len, const char *home,
+           const char *tmpdir)
 {
-	static const char *const ours[] = {"HOME", "TMPDIR"};
-
-	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
-		if (strlen(ours[i]) == name_len && strncmp(ours[i], entry, name_len) == 0)
-			return true;
+	if ((home && name_len == 4 && strncmp(entry, "HOME", 4) == 0) ||
+	    (tmpdir && name_len == 6 && strncmp(entry, "TMPDIR", 6) == 0))
+		return true;
 	for (size_t i = 0; i < run->n_env_set; i++)
 		if (strlen(run->env_set[i].name) == name_len &&
 		    strncmp(run->env_set[i].name, entry, name_len) == 0)
@@ -60,7 +59,8 @@ env_sanitize(const struct policy *p, const char *const *client_env, const char *
 		bytes += strlen(client_env[i]) + 1;
 	for (size_t i = 0; i < run->n_env_set; i++)
 		bytes += strlen(run->env_set[i].name) + strlen(run->env_set[i].value) + 2;
-	bytes += strlen(home) + strlen(tmpdir) + sizeof("HOME=") + sizeof("TMPDIR=");
+	bytes += (home ? strlen(home) : 0) + (tmpdir ? strlen(tmpdir) : 0) + sizeof("HOME=") +
+	         sizeof("TMPDIR=");
 	n += run->n_env_set + 3;
 
 	char **env = malloc(n * sizeof(char *) + bytes);
@@ -72,7 +72,7 @@ env_sanitize(const struct policy *p, const char *const *client_env, const char *
 		const char *eq = strchr(client_env[i], '=');
 		size_t len = eq ? (size_t)(eq - client_env[i]) : 0;
 		if (!eq || len == 0 || dropped(run, client_env[i], len) ||
-		    overridden(run, client_env[i], len))
+		    overridden(run, client_env[i], len, home, tmpdir))
 			continue;
 		env[k++] = strcpy(s, client_env[i]);
 		s += strlen(s) + 1;
@@ -81,10 +81,14 @@ env_sanitize(const struct policy *p, const char *const *client_env, const char *
 		env[k++] = s;
 		s = stpcpy(stpcpy(stpcpy(s, run->env_set[i].name), "="), run->env_set[i].value) + 1;
 	}
-	env[k++] = s;
-	s = stpcpy(stpcpy(s, "HOME="), home) + 1;
-	env[k++] = s;
-	stpcpy(stpcpy(s, "TMPDIR="), tmpdir);
+	if (home) {
+		env[k++] = s;
+		s = stpcpy(stpcpy(s, "HOME="), home) + 1;
+	}
+	if (tmpdir) {
+		env[k++] = s;
+		stpcpy(stpcpy(s, "TMPDIR="), tmpdir);
+	}
 	env[k] = NULL;
 	return env;
 }

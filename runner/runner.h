@@ -147,7 +147,8 @@ int task_read_msg(int control, struct task_msg *m);
 /*
  * The client's environment less every name the policy drops (runner.env.drop
  * and the built-in list, unless runner.env.keep names it), plus runner.env.set,
- * HOME and TMPDIR. A NULL-terminated array in one allocation (free() it).
+ * HOME and TMPDIR (NULL: the client's own, or none, as it had them). A
+ * NULL-terminated array in one allocation (free() it).
  */
 char **env_sanitize(const struct policy *p, const char *const *client_env, const char *home,
                     const char *tmpdir);

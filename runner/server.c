@@ -661,7 +661,13 @@ start_task(struct conn *c, const struct proto_msg *m, bool hold)
 	if (!pol)
 		return send_error(c, PROTO_E_DENIED, 0, "policy: %s", err);
 	const struct policy_runner *run = policy_runner(pol->policy);
-	_cleanup_free_ char **env = env_sanitize(pol->policy, m->u.exec.env, id.home, "/tmp");
+	/*
+	 * moat run's children keep the agent's HOME and TMPDIR (its /tmp is theirs);
+	 * a daemon's task gets the user's home and a /tmp of its own.
+	 */
+	bool embedded = r->cfg.policy != NULL;
+	_cleanup_free_ char **env = env_sanitize(
+	    pol->policy, m->u.exec.env, embedded ? NULL : id.home, embedded ? NULL : "/tmp");
 	struct task *t = calloc(1, sizeof(*t));
 	if (!env || !t || !(t->stdin_buf = evbuffer_new())) {
 		free(t);

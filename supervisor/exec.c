@@ -225,6 +225,7 @@ check_chain(struct sv_call *c, int fd)
 	int cur = fd; /* borrowed; the files opened here are ours */
 	int r = add_image(c, cur), depth = 0;
 
+	const struct policy_rule *keep_rule = c->rule;
 	snprintf(keep, sizeof(keep), "%s", c->path); /* the audit line names the binary */
 	want.n_interp_args = 0;
 	for (; r == 0 && depth < INTERP_MAX; depth++) {
@@ -255,8 +256,10 @@ check_chain(struct sv_call *c, int fd)
 	}
 	if (cur != fd)
 		close(cur);
-	if (r == 0)
+	if (r == 0) {
 		snprintf(c->path, sizeof(c->path), "%s", keep);
+		c->rule = keep_rule; /* and the rule that let it run, not the loader's */
+	}
 	return r;
 }
 

@@ -416,7 +416,10 @@ expect_same_file "$T/bytes" "$_err" "bytes 0..255 through stderr changed"
 
 # ============ 4. a pty ============
 
-run script -qec "stty rows 30 cols 100; $X sh -c 'tty; stty size; exit 7'" /dev/null
+# stdin open for a while: script answers an immediate EOF on its stdin by writing
+# to the terminal, which a raw terminal passes on as a byte.
+run sh -c 'sleep 1 | script -qec "$1" /dev/null' sh \
+	"stty rows 30 cols 100; $X sh -c 'tty; stty size; exit 7'"
 expect_rc 7
 tr -d '\r' <"$_out" >"$T/pty.out"
 if grep -qxE '/dev/pts/[0-9]+' "$T/pty.out"; then _pass; else _fail "no /dev/pts/N from tty in a pty"; fi

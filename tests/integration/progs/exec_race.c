@@ -109,7 +109,8 @@ main(int argc, char **argv)
 	for (;;) {
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		if (tries >= max ||
-		    (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 > seconds)
+		    (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 >
+		        seconds)
 			break;
 		volatile int err = 0;
 		int st;
