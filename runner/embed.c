@@ -103,7 +103,8 @@ static _Noreturn void
 runner_main(const struct policy *p, int control, pid_t parent)
 {
 	struct embedded e = {.control = control};
-	struct runner_config cfg = {.owner = getuid(), .policy = p, .share_tmp = true, .warm = 2};
+	struct runner_config cfg = {
+	    .owner = getuid(), .policy = p, .share_tmp = true, .share_net = true, .warm = 2};
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
 		_exit(1);

@@ -65,8 +65,9 @@ struct task_spec {
 	gid_t gid;
 	const gid_t *groups;
 	size_t n_groups;
-	bool userns; /* the runner is not root: a user namespace maps its own ids */
-	bool netns;  /* a network namespace with loopback only */
+	bool userns;  /* the runner is not root: a user namespace maps its own ids */
+	bool netns;   /* a network namespace with loopback only: */
+	int netns_fd; /* that one, shared (task_netns_new()), or -1: a new one per task */
 	bool tty;
 	uint16_t rows, cols;
 	unsigned pids, memory_mb; /* 0: no limit */
@@ -135,6 +136,12 @@ int task_spawn(const struct task_spec *s, struct task_proc *ret, char *err, size
 /* Kills a task that never got (or never started) its command, and reaps it. */
 void task_discard(struct task_proc *p);
 void task_proc_close(struct task_proc *p);
+
+/*
+ * A network namespace with loopback up, for tasks to share (an fd of it), made
+ * without leaving the caller's. Needs CAP_SYS_ADMIN. -errno on failure.
+ */
+int task_netns_new(void);
 
 /* Names this process: comm and /proc/self/cmdline (over its own argv). */
 void task_set_title(const char *name);

@@ -122,6 +122,7 @@ struct runner {
 	unsigned long warm_gen;
 	bool refill_scheduled;
 	bool draining;
+	int netns_fd; /* the network namespace tasks share (cfg.share_net), or -1 */
 	void (*done)(void *);
 	void *done_data;
 };
@@ -160,6 +161,7 @@ static void _printf_(4, 5)
 /* ---- tasks ---- */
 
 static void task_maybe_finish(struct task *t);
+static void schedule_refill(struct runner *r);
 
 static void
 task_kill(struct task *t)
@@ -308,11 +310,15 @@ on_grace(evutil_socket_t fd, short what, void *arg)
 	task_maybe_finish(t);
 }
 
-/* The task is over once init is reaped and its output is drained. */
+/*
+ * The client hears the exit once the command's status is known (or init is
+ * gone) and its output is drained, without waiting for the namespaces to be
+ * torn down; the task itself is freed once init is reaped.
+ */
 static void
 task_maybe_finish(struct task *t)
 {
-	if (!t->reaped)
+	if (!t->reaped && !t->have_status)
 		return;
 	if (t->conn && (!t->out_eof || !t->err_eof)) {
 		if (!t->ev_grace) {
@@ -328,8 +334,10 @@ task_maybe_finish(struct task *t)
 		c->task = NULL;
 		t->conn = NULL;
 		send_exit(t, c);
+		schedule_refill(t->r);
 	}
-	task_free(t);
+	if (t->reaped)
+		task_free(t);
 }
 
 static void
@@ -370,6 +378,10 @@ on_control(evutil_socket_t fd, short what, void *arg)
 		} else if (m.event == TASK_EXITED) {
 			t->status = m.value;
 			t->have_status = true;
+			if (!t->reaped) {
+				/* May send the exit; t lives on until init is reaped. */
+				task_maybe_finish(t);
+			}
 		}
 	}
 	if (r == 0 || (r < 0 && r != -EAGAIN))
@@ -617,13 +629,25 @@ refill(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* After a launch: prepare the next ones for the same client, off this call's path. */
 static void
-plan_warm(struct runner *r, const struct task_spec *s, struct cached *slot)
+schedule_refill(struct runner *r)
 {
 	static const struct timeval soon = {0, 0};
 
-	if (!r->cfg.warm || r->refill_scheduled)
+	if (r->cfg.warm && !r->refill_scheduled && r->warm_slot &&
+	    event_base_once(r->base, -1, EV_TIMEOUT, refill, r, &soon) == 0)
+		r->refill_scheduled = true;
+}
+
+/*
+ * After a launch: the next ones are prepared for the same client, off this
+ * call's path (measured: preparing while the command starts costs less than
+ * preparing once it is over, when the next command is often on its way).
+ */
+static void
+plan_warm(struct runner *r, const struct task_spec *s, struct cached *slot)
+{
+	if (!r->cfg.warm)
 		return;
 	r->warm_spec = *s;
 	r->warm_spec.argv = NULL;
@@ -635,8 +659,7 @@ plan_warm(struct runner *r, const struct task_spec *s, struct cached *slot)
 	r->warm_spec.groups = r->warm_groups;
 	r->warm_slot = slot;
 	r->warm_gen = slot->gen;
-	if (event_base_once(r->base, -1, EV_TIMEOUT, refill, r, &soon) == 0)
-		r->refill_scheduled = true;
+	schedule_refill(r);
 }
 
 /*
@@ -688,6 +711,7 @@ start_task(struct conn *c, const struct proto_msg *m, bool hold)
 	    .n_groups = (size_t)id.n_groups,
 	    .userns = !root,
 	    .netns = run->network == POLICY_NETWORK_NONE,
+	    .netns_fd = r->netns_fd,
 	    .tty = m->u.exec.tty,
 	    .rows = m->u.exec.rows,
 	    .cols = m->u.exec.cols,
@@ -1175,6 +1199,15 @@ runner_new(struct event_base *base, const struct runner_config *c, struct runner
 		return -ENOMEM;
 	r->base = base;
 	r->cfg = *c;
+	r->netns_fd = -1;
+	/* One loopback-only network for the session's tasks, made once (it costs ~1 ms). */
+	if (c->share_net && geteuid() == 0) {
+		int ns = task_netns_new();
+		if (ns < 0)
+			log_error_errno(
+			    ns, "runner: a shared network namespace (each task makes its own)");
+		r->netns_fd = ns < 0 ? -1 : ns;
+	}
 	int q = c->policy ? 0 : read_policy(r);
 	if (q == 0) {
 		q = sv_filter_build(&fo, &r->filter);
@@ -1207,6 +1240,8 @@ runner_free(struct runner *r)
 	if (r->listener)
 		evconnlistener_free(r->listener);
 	cache_clear(r);
+	if (r->netns_fd >= 0)
+		close(r->netns_fd);
 	free(r->policy_text);
 	free(r->filter.filter);
 	free(r);

@@ -22,6 +22,7 @@ struct runner_config {
 	/* Embedded in moat run: every task follows this policy (borrowed, outlives the runner). */
 	const struct policy *policy;
 	bool share_tmp; /* tasks share /tmp where the surface writes it (see view_build) */
+	bool share_net; /* runner.network none: one namespace for all tasks (when root) */
 	unsigned warm;  /* tasks kept prepared for the last client (at most 4): launches skip
 	                   making namespaces and mounts */
 };

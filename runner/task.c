@@ -283,17 +283,55 @@ setup_surface(struct setup *st, const struct task_view *v)
 	return 0;
 }
 
+/* Brings up lo in the current network namespace. 0 or -errno. */
 static int
-loopback_up(struct setup *st)
+lo_up(void)
 {
 	struct ifreq ifr = {.ifr_name = "lo", .ifr_flags = IFF_UP | IFF_RUNNING};
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
-		return fail(st, -errno, "socket", NULL);
+		return -errno;
 	int r = ioctl(fd, SIOCSIFFLAGS, &ifr) < 0 ? -errno : 0;
 	close(fd);
+	return r;
+}
+
+static int
+loopback_up(struct setup *st)
+{
+	int r = lo_up();
 	return r < 0 ? fail(st, r, "bring up", "lo") : 0;
+}
+
+int
+task_netns_new(void)
+{
+	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	int r = self < 0 ? -errno : 0;
+
+	if (r == 0 && unshare(CLONE_NEWNET) < 0)
+		r = -errno;
+	if (r < 0) {
+		if (self >= 0)
+			close(self);
+		return r;
+	}
+	int ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (ns < 0)
+		r = -errno;
+	else
+		r = lo_up();
+	/* Back where this process was: only its tasks go in there. */
+	if (setns(self, CLONE_NEWNET) < 0)
+		abort(); /* a process stranded in the wrong namespace must not go on */
+	close(self);
+	if (r < 0) {
+		if (ns >= 0)
+			close(ns);
+		return r;
+	}
+	return ns;
 }
 
 static int
@@ -557,7 +595,7 @@ init_main(const struct task_spec *base, int control, int stdio[3])
 		_exit(127);
 	/* Not the runner's command line: the task's own init, by name. */
 	task_set_title("moat-init");
-	int keep[] = {control, stdio[0], stdio[1], stdio[2]};
+	int keep[] = {control, stdio[0], stdio[1], stdio[2], s->netns ? s->netns_fd : -1};
 	close_all_but(keep, ARRAY_SIZE(keep));
 	if (s->userns) {
 		/* The runner writes our id maps, then says go. */
@@ -577,7 +615,11 @@ init_main(const struct task_spec *base, int control, int stdio[3])
 	        : 0;
 	if (r == 0)
 		r = s->view->surface ? setup_surface(&st, s->view) : setup_mask(&st, s->view);
-	if (r == 0 && s->netns)
+	if (r == 0 && s->netns && s->netns_fd >= 0) {
+		if (setns(s->netns_fd, CLONE_NEWNET) < 0)
+			r = fail(&st, -errno, "join the network namespace", NULL);
+		close(s->netns_fd);
+	} else if (r == 0 && s->netns && s->netns_fd < 0)
 		r = loopback_up(&st);
 	/*
 	 * The mounts are made: the init needs no privilege any more. It gives them up
@@ -794,7 +836,7 @@ task_prepare(const struct task_spec *s, struct task_proc *ret, char *err, size_t
 	}
 	struct clone_args ca = {
 	    .flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_PIDFD | (s->userns ? CLONE_NEWUSER : 0) |
-	             (s->netns ? CLONE_NEWNET : 0),
+	             (s->netns && s->netns_fd < 0 ? CLONE_NEWNET : 0),
 	    .pidfd = (uint64_t)(uintptr_t)&pidfd,
 	    .exit_signal = SIGCHLD,
 	};

@@ -205,8 +205,6 @@ find_shim(struct sv *sv)
 		return -errno;
 	if (!S_ISREG(st.st_mode) || access(sv->shim_path, X_OK) < 0)
 		return -EACCES;
-	sv->shim_dev = st.st_dev;
-	sv->shim_ino = st.st_ino;
 	return 0;
 }
 

@@ -339,42 +339,36 @@ on_agent(evutil_socket_t fd, short what, void *arg)
 static void
 reap_orphans(struct loop *l)
 {
-	char path[300], buf[4096];
-	struct dirent *e;
+	char path[64], buf[4096];
 
 	/*
 	 * Children are enumerated, not waited for with P_ALL: any thread's wait reports
 	 * the ptrace stops of the notification thread's tracees too, and one consumed
 	 * here would leave that thread waiting forever. Only exits are collected.
+	 * Orphans are given to the first live thread of the subreaper, this one, and
+	 * only this thread forks: its own list is the whole list.
 	 */
-	DIR *d = opendir("/proc/self/task");
-	while (d && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (char *s = buf, *end; *s; s = end) {
+		long pid = strtol(s, &end, 10);
+		siginfo_t si = {0};
+		if (end == s)
+			break;
+		if (pid <= 0 || pid == l->sv->agent ||
+		    waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+		    si.si_pid == 0 ||
+		    (si.si_code != CLD_EXITED && si.si_code != CLD_KILLED &&
+		     si.si_code != CLD_DUMPED))
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/children", e->d_name);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-		if (fd >= 0)
-			close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		for (char *s = buf, *end; *s; s = end) {
-			long pid = strtol(s, &end, 10);
-			siginfo_t si = {0};
-			if (end == s)
-				break;
-			if (pid <= 0 || pid == l->sv->agent ||
-			    waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
-			    si.si_pid == 0 ||
-			    (si.si_code != CLD_EXITED && si.si_code != CLD_KILLED &&
-			     si.si_code != CLD_DUMPED))
-				continue;
-			waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG);
-		}
+		waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG);
 	}
-	if (d)
-		closedir(d);
 }
 
 static void

@@ -71,6 +71,8 @@ struct standin {
 	pid_t pid;
 	int pidfd;
 	int fd_no;      /* where the stand-in finds its connection */
+	dev_t shim_dev; /* the shim as it was when the stand-in was told to exec it */
+	ino_t shim_ino;
 	bool shim_exec; /* the shim's exec was let through: its exec stop comes next */
 	struct ticket *t;
 };
@@ -300,6 +302,15 @@ inject(struct sv *sv, pid_t pid, struct standin *s)
 	s->fd_no = free_fd(sv, pid);
 	if (s->fd_no < 0)
 		return s->fd_no;
+	/*
+	 * The image must be this file at its exec stop. Taken now, not at start-up:
+	 * an upgrade that replaces moat-shim during a session is still the shim.
+	 */
+	struct stat st;
+	if (stat(sv->shim_path, &st) < 0)
+		return -errno;
+	s->shim_dev = st.st_dev;
+	s->shim_ino = st.st_ino;
 	int len = snprintf(env, sizeof(env), "MOAT_STANDIN=%d:%s", s->fd_no, s->t->id);
 	size_t plen = strlen(sv->shim_path) + 1;
 	/* Below the stack pointer: the kernel maps 128 KiB of stack below the arguments. */
@@ -446,7 +457,7 @@ after_shim(struct sv_call *c)
 		char rel[64];
 		snprintf(rel, sizeof(rel), "%d/exe", w);
 		if (event == PTRACE_EVENT_EXEC && fstatat(c->sv->proc_fd, rel, &st, 0) == 0 &&
-		    st.st_dev == c->sv->shim_dev && st.st_ino == c->sv->shim_ino) {
+		    st.st_dev == s->shim_dev && st.st_ino == s->shim_ino) {
 			ptrace(PTRACE_DETACH, w, 0, 0);
 		} else {
 			/* Not the shim, or its exec failed with the command's image half-rewritten. */

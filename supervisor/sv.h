@@ -44,9 +44,7 @@ struct sv {
 	/* Exec redirection (redirect.c): NULL hand_ticket runs every exec in place. */
 	int (*hand_ticket)(void *data, const char *ticket, const struct proto_msg *exec, int conn);
 	void *hand_ticket_data;
-	char shim_path[PATH_MAX]; /* the stand-in's program, and its identity */
-	dev_t shim_dev;
-	ino_t shim_ino;
+	char shim_path[PATH_MAX]; /* the stand-in's program */
 	char session[32]; /* the session name tasks carry (moat-runner kill) */
 	/* Buffers sized once (SECCOMP_GET_NOTIF_SIZES); only memset per call. */
 	struct seccomp_notif *req;
