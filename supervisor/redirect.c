@@ -41,6 +41,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -116,6 +117,77 @@ standin_find(pid_t pid)
 	return NULL;
 }
 
+/*
+ * A window of the target's memory, read in one call: an envp's pointers and
+ * strings lie together on the stack, so a few reads take what would be two
+ * calls per variable. Used on the notification thread only.
+ */
+static struct window {
+	uint64_t at;
+	size_t len;
+	char b[32768];
+} win;
+
+static int
+win_fill(struct sv_call *c, uint64_t addr)
+{
+	struct iovec local = {win.b, sizeof(win.b)},
+	             remote = {(void *)(uintptr_t)addr, sizeof(win.b)};
+	/* A read that meets an unmapped page stops there: the window is what was read. */
+	ssize_t n = process_vm_readv(c->tid, &local, 1, &remote, 1, 0);
+
+	win.len = 0;
+	if (n <= 0)
+		return n < 0 && errno == ESRCH ? (c->gone = true, -ESRCH) : -EFAULT;
+	win.at = addr;
+	win.len = (size_t)n;
+	return 0;
+}
+
+/* n bytes at addr, from the window (refilled at addr if they are not in it). */
+static const char *
+win_get(struct sv_call *c, uint64_t addr, size_t n, int *err)
+{
+	if (addr < win.at || addr - win.at + n > win.len) {
+		*err = win_fill(c, addr);
+		if (*err < 0)
+			return NULL;
+		if (n > win.len) {
+			*err = -EFAULT;
+			return NULL;
+		}
+	}
+	return win.b + (addr - win.at);
+}
+
+/* The string at addr into out (at most size bytes with its NUL): its length or -errno. */
+static int
+win_string(struct sv_call *c, uint64_t addr, char *out, size_t size)
+{
+	int err = 0;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		const char *p = win_get(c, addr, 1, &err);
+		if (!p)
+			return err;
+		size_t avail = win.len - (size_t)(p - win.b);
+		const char *nul = memchr(p, '\0', avail);
+		if (nul) {
+			size_t n = (size_t)(nul - p);
+			if (n >= size)
+				return -ENAMETOOLONG;
+			memcpy(out, p, n + 1);
+			return (int)n;
+		}
+		if (p == win.b && win.len == sizeof(win.b))
+			break; /* longer than the window: read it the slow way */
+		if (p == win.b)
+			return -EFAULT; /* it runs into unmapped memory */
+		win.len = 0;            /* read again from addr on */
+	}
+	return tgt_read_string(c, addr, out, size);
+}
+
 /* A NUL-separated copy of the string array at addr (argv or envp). */
 static int
 read_strv(struct sv_call *c, uint64_t addr, char **ret, size_t *ret_len)
@@ -125,14 +197,18 @@ read_strv(struct sv_call *c, uint64_t addr, char **ret, size_t *ret_len)
 
 	if (!buf)
 		return -ENOMEM;
+	win.len = 0; /* another process's memory than last time */
 	for (size_t i = 0; addr; i++) {
-		uint64_t ptr;
-		int r = tgt_read(c, addr + i * sizeof(ptr), &ptr, sizeof(ptr));
+		uint64_t ptr = 0;
+		int r = 0;
+		const char *p = win_get(c, addr + i * sizeof(ptr), sizeof(ptr), &r);
+		if (p)
+			memcpy(&ptr, p, sizeof(ptr));
 		if (r == 0 && !ptr)
 			break;
 		for (;;) {
 			if (r == 0)
-				r = tgt_read_string(c, ptr, buf + len, cap - len);
+				r = win_string(c, ptr, buf + len, cap - len);
 			if (r != -ENAMETOOLONG || cap >= ENV_TEXT_MAX)
 				break;
 			char *more = realloc(buf, cap * 2);
