@@ -162,7 +162,8 @@ main(int argc, char **argv)
 			v[i - warmup] = t1 - t0;
 	}
 	if (failures)
-		fprintf(stderr, "redirect_spawn: %s: %u of %u spawns failed (first: wait status %d)\n",
+		fprintf(stderr,
+		        "redirect_spawn: %s: %u of %u spawns failed (first: wait status %d)\n",
 		        cmd[0], failures, warmup + iterations, first_bad);
 
 	double sum = 0;
@@ -187,13 +188,14 @@ main(int argc, char **argv)
 	double mean = sum / iterations;
 	if (tsv)
 		printf("%s\t%u\t%llu\t%llu\t%llu\t%.0f\t%llu\t%u\n", label, iterations,
-		       (unsigned long long)p50, (unsigned long long)p90, (unsigned long long)p99, mean,
-		       (unsigned long long)v[0], failures);
+		       (unsigned long long)p50, (unsigned long long)p90, (unsigned long long)p99,
+		       mean, (unsigned long long)v[0], failures);
 	else
-		printf("%s: %u spawns of %s, median %.3f ms, p90 %.3f ms, p99 %.3f ms, mean %.3f ms, "
-		       "min %.3f ms, %u failed\n",
-		       label, iterations, cmd[0], (double)p50 / 1e6, (double)p90 / 1e6,
-		       (double)p99 / 1e6, mean / 1e6, (double)v[0] / 1e6, failures);
+		printf(
+		    "%s: %u spawns of %s, median %.3f ms, p90 %.3f ms, p99 %.3f ms, mean %.3f ms, "
+		    "min %.3f ms, %u failed\n",
+		    label, iterations, cmd[0], (double)p50 / 1e6, (double)p90 / 1e6,
+		    (double)p99 / 1e6, mean / 1e6, (double)v[0] / 1e6, failures);
 	free(v);
 	return failures ? 1 : 0;
 }

@@ -45,7 +45,7 @@ struct sv {
 	int (*hand_ticket)(void *data, const char *ticket, const struct proto_msg *exec, int conn);
 	void *hand_ticket_data;
 	char shim_path[PATH_MAX]; /* the stand-in's program */
-	char session[32]; /* the session name tasks carry (moat-runner kill) */
+	char session[32];         /* the session name tasks carry (moat-runner kill) */
 	/* Buffers sized once (SECCOMP_GET_NOTIF_SIZES); only memset per call. */
 	struct seccomp_notif *req;
 	struct seccomp_notif_resp *resp;
