@@ -114,7 +114,11 @@ walk(struct plan *pl, int fd, char *path, size_t len, unsigned depth)
 		path[len] = '/';
 		memcpy(path + len + 1, de->d_name, n + 1);
 		policy_match(pl->p, path, len + 1 + n, POLICY_READ, &verdict);
-		if (!verdict.allow && verdict.rule && verdict.rule->glob)
+		/*
+		 * A socket is covered too: a read-only mount does not stop connect(), and
+		 * behind one may be an ssh agent, a tmux server, a container daemon.
+		 */
+		if ((!verdict.allow && verdict.rule && verdict.rule->glob) || de->d_type == DT_SOCK)
 			r = add_mask(pl, path);
 		else if (de->d_type == DT_DIR && depth < WALK_DEPTH) {
 			int sub = openat(dirfd(d), de->d_name,
@@ -257,6 +261,8 @@ reexpose(struct plan *pl, const struct policy_rule *rules, size_t n)
 	return r;
 }
 
+static const char *const runtime_dirs[] = {"/run", "/var/run"};
+
 static int
 plan_mask(struct plan *pl, const struct policy *p, const char *const *extra_masks)
 {
@@ -275,6 +281,13 @@ plan_mask(struct plan *pl, const struct policy *p, const char *const *extra_mask
 		r = add_mask(pl, run->mask[i]);
 	for (size_t i = 0; r == 0 && extra_masks && extra_masks[i]; i++)
 		r = add_mask(pl, extra_masks[i]);
+	/*
+	 * The host's runtime sockets (the system and session buses, systemd, docker,
+	 * the user's agents in /run/user): connect() needs no write access to a
+	 * read-only mount. What the surface lets the agent read there comes back.
+	 */
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(runtime_dirs); i++)
+		r = add_mask(pl, runtime_dirs[i]);
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		char dir[PATH_MAX];
 		if (rules[i].kind == POLICY_KIND_DENY && rules[i].glob) {

@@ -688,17 +688,22 @@ sv_redirect_poll(struct sv *sv)
 	p[n++] = (struct pollfd){.fd = sv->notify_fd, .events = POLLIN};
 	for (size_t i = 0; i < n_standins; i++)
 		p[n++] = (struct pollfd){.fd = standins[i].pidfd, .events = POLLIN};
-	if (poll(p, n, -1) <= 0)
+	/* Not forever: a stand-in may also stop, and a stop shows on no descriptor. */
+	if (poll(p, n, 100) < 0)
 		return;
 	/*
-	 * A stand-in that died before its shim's exec: collected here, or its parent
-	 * would wait for it forever. Downwards: a drop moves the last entry, seen already.
+	 * A stand-in that died before its shim's exec is collected here, or its parent
+	 * would wait for it forever; one that a SIGSTOP caught on its way (it is
+	 * traced: it would wait for us) is let go on. Downwards: a drop moves the
+	 * last entry, seen already.
 	 */
-	for (size_t i = n; i-- > 1;) {
-		if (p[i].revents) {
-			waitpid(standins[i - 1].pid, NULL, __WALL | WNOHANG);
-			standin_drop(&standins[i - 1]);
-		}
+	for (size_t i = n_standins; i-- > 0;) {
+		int status;
+		pid_t w = waitpid(standins[i].pid, &status, __WALL | WNOHANG);
+		if (w < 0 || (w > 0 && (WIFEXITED(status) || WIFSIGNALED(status))))
+			standin_drop(&standins[i]);
+		else if (w > 0 && WIFSTOPPED(status))
+			ptrace(PTRACE_CONT, standins[i].pid, 0, 0);
 	}
 }
 
