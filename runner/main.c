@@ -273,7 +273,9 @@ serve(const struct args *a)
 {
 	char buf[PATH_MAX];
 	const char *path = client_socket_path(a->socket, buf, sizeof(buf));
-	struct runner_config cfg = {.policy_file = a->policy, .owner = geteuid()};
+	/* Tasks prepared ahead and one network namespace: launches skip making either. */
+	struct runner_config cfg = {
+	    .policy_file = a->policy, .owner = geteuid(), .share_net = true, .warm = 2};
 	gid_t group = getegid();
 	struct daemon d = {0};
 	struct event *sigs[3] = {0};

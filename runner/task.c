@@ -704,6 +704,8 @@ init_main(const struct task_spec *base, int control, int stdio[3])
 
 /* ---- the runner side ---- */
 
+#define PIPE_OUT_SIZE (1 << 20) /* /proc/sys/fs/pipe-max-size's default */
+
 static int
 write_file(pid_t pid, const char *name, const char *text)
 {
@@ -834,6 +836,13 @@ task_prepare(const struct task_spec *s, struct task_proc *ret, char *err, size_t
 		snprintf(err, errsize, "pipe: %s", strerror(-r));
 		goto fail;
 	}
+	/*
+	 * Output pipes as large as an unprivileged process may make them: a command
+	 * that writes fast fills 64 KiB in microseconds, and each refill is a switch
+	 * of CPUs between it and the runner.
+	 */
+	fcntl(out[0], F_SETPIPE_SZ, PIPE_OUT_SIZE);
+	fcntl(errp[0], F_SETPIPE_SZ, PIPE_OUT_SIZE);
 	struct clone_args ca = {
 	    .flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_PIDFD | (s->userns ? CLONE_NEWUSER : 0) |
 	             (s->netns && s->netns_fd < 0 ? CLONE_NEWNET : 0),
