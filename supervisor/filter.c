@@ -84,7 +84,7 @@ static const struct sv_syscall table[] = {
     {"execveat", SV_TRAP},
     {"connect", SV_TRAP},
     {"bind", SV_TRAP},
-    {"sendto", SV_TRAP},
+    {"sendto", SV_TRAP_ADDRESSED},
     {"sendmsg", SV_TRAP},
     {"sendmmsg", SV_TRAP},
     {"listen", SV_TRAP},
@@ -169,6 +169,7 @@ action_of(enum sv_disposition d)
 {
 	switch (d) {
 	case SV_TRAP:
+	case SV_TRAP_ADDRESSED:
 		return SCMP_ACT_NOTIFY;
 	case SV_DENY:
 		return SCMP_ACT_ERRNO(EPERM);
@@ -355,9 +356,13 @@ sv_filter_build(const struct sv_filter_opts *opts, struct sock_fprog *ret)
 		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(table); i++) {
 		int nr = sv_syscall_nr(table[i].name);
-		if (nr < 0 || (opts->task && table[i].disposition == SV_TRAP))
+		enum sv_disposition d = table[i].disposition;
+		if (nr < 0 || (opts->task && (d == SV_TRAP || d == SV_TRAP_ADDRESSED)))
 			continue; /* not on this architecture, or nobody to trap to */
-		r = seccomp_rule_add(ctx, action_of(table[i].disposition), nr, 0);
+		if (d == SV_TRAP_ADDRESSED)
+			r = seccomp_rule_add(ctx, action_of(d), nr, 1, SCMP_A4(SCMP_CMP_NE, 0));
+		else
+			r = seccomp_rule_add(ctx, action_of(d), nr, 0);
 	}
 	if (r == 0)
 		r = add_newer_rules(ctx);

@@ -16,6 +16,12 @@ enum sv_disposition {
 	SV_TRAP,   /* SECCOMP_RET_USER_NOTIF: decided by the supervisor */
 	SV_DENY,   /* EPERM */
 	SV_ENOSYS, /* ENOSYS, so that libc falls back (clone3 -> clone) */
+	/*
+	 * Trapped when argument 4 (an address) is not NULL: sendto on a connected
+	 * socket has nothing to decide (its peer was decided at connect), and
+	 * send() is sendto(fd, buf, len, flags, NULL, 0).
+	 */
+	SV_TRAP_ADDRESSED,
 	SV_DISPOSITION_MAX,
 };
 
