@@ -117,98 +117,113 @@ standin_find(pid_t pid)
 	return NULL;
 }
 
+/* The NULL-terminated pointer array at addr, read a page of it at a time. */
+static int
+read_pointers(struct sv_call *c, uint64_t addr, uint64_t **ret, size_t *ret_n)
+{
+	uint64_t *p = NULL;
+	size_t n = 0, cap = 0;
+
+	for (;;) {
+		if (n == cap) {
+			if (cap > PROTO_ARGS_MAX) {
+				free(p);
+				return -E2BIG;
+			}
+			uint64_t *more = realloc(p, (cap = cap ? cap * 2 : 512) * sizeof(*p));
+			if (!more) {
+				free(p);
+				return -ENOMEM;
+			}
+			p = more;
+		}
+		uint64_t at = addr + n * sizeof(*p);
+		size_t room = (4096 - (size_t)(at % 4096)) / sizeof(*p);
+		if (room > cap - n)
+			room = cap - n;
+		int r = room ? tgt_read(c, at, p + n, room * sizeof(*p)) : -EFAULT;
+		if (r < 0) {
+			free(p);
+			return r;
+		}
+		for (size_t i = n; i < n + room; i++)
+			if (!p[i]) {
+				*ret = p;
+				*ret_n = i;
+				return 0;
+			}
+		n += room;
+	}
+}
+
 /*
- * A window of the target's memory, read in one call: an envp's pointers and
- * strings lie together on the stack, so a few reads take what would be two
- * calls per variable. Used on the notification thread only.
+ * Reads each string up to the end of its page, all of them in as few calls as
+ * IOV_MAX allows: a forked program's environment lies scattered on its heap,
+ * and one call per string would cost more than the rest of the capture. Sets
+ * got[i] for each string read in full (a NUL within what was read).
  */
-static struct window {
-	uint64_t at;
-	size_t len;
-	char b[32768];
-} win;
-
-static int
-win_fill(struct sv_call *c, uint64_t addr)
+static char *
+read_heads(struct sv_call *c, const uint64_t *ptrs, size_t n, size_t *off, bool *got)
 {
-	struct iovec local = {win.b, sizeof(win.b)},
-	             remote = {(void *)(uintptr_t)addr, sizeof(win.b)};
-	/* A read that meets an unmapped page stops there: the window is what was read. */
-	ssize_t n = process_vm_readv(c->tid, &local, 1, &remote, 1, 0);
+	enum { CHUNK = 1024 };
+	struct iovec remote[CHUNK];
+	size_t total = 0;
 
-	win.len = 0;
-	if (n <= 0)
-		return n < 0 && errno == ESRCH ? (c->gone = true, -ESRCH) : -EFAULT;
-	win.at = addr;
-	win.len = (size_t)n;
-	return 0;
-}
-
-/* n bytes at addr, from the window (refilled at addr if they are not in it). */
-static const char *
-win_get(struct sv_call *c, uint64_t addr, size_t n, int *err)
-{
-	if (addr < win.at || addr - win.at + n > win.len) {
-		*err = win_fill(c, addr);
-		if (*err < 0)
-			return NULL;
-		if (n > win.len) {
-			*err = -EFAULT;
-			return NULL;
+	for (size_t i = 0; i < n; i++) {
+		off[i] = total;
+		total += 4096 - (size_t)(ptrs[i] % 4096);
+	}
+	char *buf = malloc(total ? total : 1);
+	if (!buf)
+		return NULL;
+	for (size_t i = 0; i < n; i += CHUNK) {
+		size_t k = n - i < CHUNK ? n - i : CHUNK, bytes = 0;
+		for (size_t j = 0; j < k; j++) {
+			size_t len = 4096 - (size_t)(ptrs[i + j] % 4096);
+			remote[j] = (struct iovec){(void *)(uintptr_t)ptrs[i + j], len};
+			bytes += len;
+		}
+		struct iovec local = {buf + off[i], bytes};
+		/* It stops at the first unmapped page: what follows is read one by one. */
+		ssize_t r = process_vm_readv(c->tid, &local, 1, remote, k, 0);
+		size_t done = r > 0 ? (size_t)r : 0;
+		for (size_t j = 0; j < k; j++) {
+			size_t start = off[i + j] - off[i], len = remote[j].iov_len;
+			got[i + j] = start + len <= done && memchr(buf + off[i + j], '\0', len);
 		}
 	}
-	return win.b + (addr - win.at);
-}
-
-/* The string at addr into out (at most size bytes with its NUL): its length or -errno. */
-static int
-win_string(struct sv_call *c, uint64_t addr, char *out, size_t size)
-{
-	int err = 0;
-
-	for (int attempt = 0; attempt < 2; attempt++) {
-		const char *p = win_get(c, addr, 1, &err);
-		if (!p)
-			return err;
-		size_t avail = win.len - (size_t)(p - win.b);
-		const char *nul = memchr(p, '\0', avail);
-		if (nul) {
-			size_t n = (size_t)(nul - p);
-			if (n >= size)
-				return -ENAMETOOLONG;
-			memcpy(out, p, n + 1);
-			return (int)n;
-		}
-		if (p == win.b && win.len == sizeof(win.b))
-			break; /* longer than the window: read it the slow way */
-		if (p == win.b)
-			return -EFAULT; /* it runs into unmapped memory */
-		win.len = 0;            /* read again from addr on */
-	}
-	return tgt_read_string(c, addr, out, size);
+	return buf;
 }
 
 /* A NUL-separated copy of the string array at addr (argv or envp). */
 static int
 read_strv(struct sv_call *c, uint64_t addr, char **ret, size_t *ret_len)
 {
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap);
+	_cleanup_free_ uint64_t *ptrs = NULL;
+	_cleanup_free_ size_t *off = NULL;
+	_cleanup_free_ bool *got = NULL;
+	_cleanup_free_ char *heads = NULL;
+	size_t n = 0, cap = 4096, len = 0;
+	int r = addr ? read_pointers(c, addr, &ptrs, &n) : 0;
 
-	if (!buf)
+	if (r < 0)
+		return r;
+	char *buf = malloc(cap);
+	off = calloc(n + 1, sizeof(*off));
+	got = calloc(n + 1, sizeof(*got));
+	if (!buf || !off || !got || !(heads = read_heads(c, ptrs, n, off, got))) {
+		free(buf);
 		return -ENOMEM;
-	win.len = 0; /* another process's memory than last time */
-	for (size_t i = 0; addr; i++) {
-		uint64_t ptr = 0;
-		int r = 0;
-		const char *p = win_get(c, addr + i * sizeof(ptr), sizeof(ptr), &r);
-		if (p)
-			memcpy(&ptr, p, sizeof(ptr));
-		if (r == 0 && !ptr)
-			break;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t sl = got[i] ? strlen(heads + off[i]) : 0;
 		for (;;) {
-			if (r == 0)
-				r = win_string(c, ptr, buf + len, cap - len);
+			if (got[i])
+				r = sl < cap - len
+				        ? (memcpy(buf + len, heads + off[i], sl + 1), (int)sl)
+				        : -ENAMETOOLONG;
+			else
+				r = tgt_read_string(c, ptrs[i], buf + len, cap - len);
 			if (r != -ENAMETOOLONG || cap >= ENV_TEXT_MAX)
 				break;
 			char *more = realloc(buf, cap * 2);
@@ -218,7 +233,6 @@ read_strv(struct sv_call *c, uint64_t addr, char **ret, size_t *ret_len)
 			}
 			buf = more;
 			cap *= 2;
-			r = 0;
 		}
 		if (r < 0) {
 			free(buf);
