@@ -218,12 +218,14 @@ read_strv(struct sv_call *c, uint64_t addr, char **ret, size_t *ret_len)
 	for (size_t i = 0; i < n; i++) {
 		size_t sl = got[i] ? strlen(heads + off[i]) : 0;
 		for (;;) {
-			if (got[i])
-				r = sl < cap - len
-				        ? (memcpy(buf + len, heads + off[i], sl + 1), (int)sl)
-				        : -ENAMETOOLONG;
-			else
+			if (!got[i])
 				r = tgt_read_string(c, ptrs[i], buf + len, cap - len);
+			else if (sl >= cap - len)
+				r = -ENAMETOOLONG;
+			else
+				r = (int)sl;
+			if (r >= 0 && got[i])
+				memcpy(buf + len, heads + off[i], sl + 1);
 			if (r != -ENAMETOOLONG || cap >= ENV_TEXT_MAX)
 				break;
 			char *more = realloc(buf, cap * 2);
