@@ -74,6 +74,7 @@ struct task_spec {
 	mode_t umask;
 	uint64_t sigign; /* bit N-1: signal N starts ignored */
 	bool hold;       /* made ready to exec, it waits for task_commit() */
+	bool background; /* prepared ahead: its set-up yields the CPU to running work */
 };
 
 /* What the init of a task and the runner tell each other over the control socket. */
@@ -116,6 +117,9 @@ struct task_proc {
  * netns and limits count. On a failure returns -errno with a message in err.
  */
 int task_prepare(const struct task_spec *s, struct task_proc *ret, char *err, size_t errsize);
+
+/* A background task is needed now: its set-up goes on at normal priority. */
+void task_hurry(struct task_proc *p);
 
 /* Whether a prepared task's init is ready (reads TASK_READY if it has come). */
 bool task_poll_ready(struct task_proc *p);

@@ -609,6 +609,7 @@ take_warm(struct runner *r, const struct task_spec *s, unsigned long gen, struct
 		return false;
 	*ret = r->warm[best].proc;
 	r->warm[best] = r->warm[--r->n_warm];
+	task_hurry(ret);
 	return true;
 }
 
@@ -655,6 +656,7 @@ plan_warm(struct runner *r, const struct task_spec *s, struct cached *slot)
 	if (!r->cfg.warm)
 		return;
 	r->warm_spec = *s;
+	r->warm_spec.background = true;
 	r->warm_spec.argv = NULL;
 	r->warm_spec.envp = NULL;
 	r->warm_spec.cwd = NULL;

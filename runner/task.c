@@ -603,6 +603,13 @@ init_main(const struct task_spec *base, int control, int stdio[3])
 		if (read(control, &go, 1) != 1)
 			_exit(127);
 	}
+	/*
+	 * Prepared ahead of need: the set-up (a mount namespace, a view, a filter)
+	 * runs at the lowest priority, behind the commands running now. The runner
+	 * takes a task that is not ready yet back to normal. Not in a user
+	 * namespace: there the priority could not be raised again.
+	 */
+	bool niced = s->background && !s->userns && setpriority(PRIO_PROCESS, 0, 19) == 0;
 	/* Everything forwarded is held until init_loop() waits for it. */
 	sigemptyset(&set);
 	for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
@@ -625,6 +632,8 @@ init_main(const struct task_spec *base, int control, int stdio[3])
 	 * The mounts are made: the init needs no privilege any more. It gives them up
 	 * and takes the tasks' filter itself, once, for every process it starts.
 	 */
+	if (r == 0 && niced && setpriority(PRIO_PROCESS, 0, 0) < 0)
+		r = fail(&st, -errno, "restore the priority", NULL);
 	if (r == 0 && (r = drop_privileges(s)) < 0)
 		r = fail(&st, r, "drop privileges", NULL);
 	if (r == 0 && (r = sys_seccomp(SECCOMP_SET_MODE_FILTER, 0, (void *)s->filter)) < 0)
@@ -972,6 +981,13 @@ int
 task_commit(struct task_proc *p)
 {
 	return send_msg(p->control, TASK_COMMIT, 0, NULL, -1);
+}
+
+void
+task_hurry(struct task_proc *p)
+{
+	if (!p->ready)
+		setpriority(PRIO_PROCESS, (id_t)p->pid, 0);
 }
 
 bool
