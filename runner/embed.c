@@ -33,12 +33,6 @@ struct embedded {
 	int control;
 };
 
-static void
-on_done(void *arg)
-{
-	event_base_loopbreak(((struct embedded *)arg)->base);
-}
-
 /* Reads one ticket message; false once the supervisor is gone. */
 static bool
 take_ticket(struct embedded *e)
@@ -93,9 +87,9 @@ on_control(evutil_socket_t fd, short what, void *arg)
 	struct embedded *e = arg;
 
 	if (!take_ticket(e)) {
-		/* moat is done: its agent's tasks go with it. */
+		/* moat is done: its agent's tasks go with it (runner_free() kills and reaps them). */
 		event_del(e->ev);
-		runner_drain(e->r, true, on_done, e);
+		event_base_loopbreak(e->base);
 	}
 }
 
@@ -233,6 +227,7 @@ runner_embed_stop(struct runner_link *l)
 	l->control = -1;
 	if (l->pid <= 0)
 		return;
+	pid_t pid = l->pid;
 	/* It kills its tasks and exits; one that hangs is not waited for long. */
 	for (int i = 0; i < 200; i++) {
 		if (waitpid(l->pid, NULL, WNOHANG) != 0)
@@ -243,4 +238,10 @@ runner_embed_stop(struct runner_link *l)
 	waitpid(l->pid, NULL, 0);
 reaped:
 	l->pid = 0;
+	/* A runner killed before it could clean up leaves empty cgroups behind. */
+	struct cg_root root;
+	char prefix[32];
+	snprintf(prefix, sizeof(prefix), "moat-%d-", (int)pid);
+	if (cg_detect(&root) == 0)
+		cg_sweep(&root, prefix);
 }

@@ -8,6 +8,7 @@
 #ifndef MOAT_RUNNER_H
 #define MOAT_RUNNER_H
 
+#include <limits.h>
 #include <linux/filter.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -72,10 +73,40 @@ struct task_spec {
 	uint16_t rows, cols;
 	unsigned pids, memory_mb; /* 0: no limit */
 	mode_t umask;
-	uint64_t sigign; /* bit N-1: signal N starts ignored */
-	bool hold;       /* made ready to exec, it waits for task_commit() */
-	bool background; /* prepared ahead: its set-up yields the CPU to running work */
+	uint64_t sigign;          /* bit N-1: signal N starts ignored */
+	bool hold;                /* made ready to exec, it waits for task_commit() */
+	bool background;          /* prepared ahead: its set-up yields the CPU to running work */
+	const struct cg_root *cg; /* where the limits go as cgroups, or NULL: rlimits */
+	/* Set by task_prepare(): which limits a cgroup holds (no rlimit for those). */
+	bool pids_by_cg, memory_by_cg;
 };
+
+/* ---- cgroup.c: per-task pids and memory limits ---- */
+
+/* Where task cgroups are made: "" where a controller is not available. */
+struct cg_root {
+	int version; /* 1 or 2; 0: none */
+	char pids[PATH_MAX];
+	char mem[PATH_MAX];
+};
+
+/* A task's cgroups (NULL: that limit is not a cgroup's). */
+struct task_cg {
+	char *pids, *mem;
+	bool mem_in_pids; /* v2: one cgroup holds both */
+};
+
+/* Finds where this process may make task cgroups; -EOPNOTSUPP where it may not. */
+int cg_detect(struct cg_root *root);
+/* Makes the cgroups of one task (0: no such limit); 0 or -errno, nothing left behind. */
+int cg_make(const struct cg_root *root, const char *name, unsigned pids, unsigned memory_mb,
+            struct task_cg *ret);
+/* Moves pid into them. */
+int cg_add(const struct task_cg *cg, pid_t pid);
+/* Removes them (they must be empty) and frees cg's strings. */
+void cg_remove(struct task_cg *cg);
+/* Removes the empty task cgroups whose names start with prefix ("moat-PID-"). */
+void cg_sweep(const struct cg_root *root, const char *prefix);
 
 /* What the init of a task and the runner tell each other over the control socket. */
 enum task_event {
@@ -103,12 +134,13 @@ struct task_msg {
 };
 
 struct task_proc {
-	pid_t pid;        /* the task's init, in the runner's pid namespace */
-	int pidfd;        /* of pid */
-	int control;      /* SOCK_SEQPACKET: struct task_msg from init */
-	int in, out, err; /* the runner's ends of the command's stdio; err -1 with a tty */
-	int pty;          /* the pty master with a tty, else -1 */
-	bool ready;       /* TASK_READY was read */
+	pid_t pid;         /* the task's init, in the runner's pid namespace */
+	int pidfd;         /* of pid */
+	int control;       /* SOCK_SEQPACKET: struct task_msg from init */
+	int in, out, err;  /* the runner's ends of the command's stdio; err -1 with a tty */
+	int pty;           /* the pty master with a tty, else -1 */
+	bool ready;        /* TASK_READY was read */
+	struct task_cg cg; /* removed once the init is reaped (cg_remove()) */
 };
 
 /*

@@ -122,7 +122,8 @@ struct runner {
 	unsigned long warm_gen;
 	bool refill_scheduled;
 	bool draining;
-	int netns_fd; /* the network namespace tasks share (cfg.share_net), or -1 */
+	struct cg_root cg; /* where tasks' limits go as cgroups (version 0: rlimits) */
+	int netns_fd;      /* the network namespace tasks share (cfg.share_net), or -1 */
 	void (*done)(void *);
 	void *done_data;
 };
@@ -185,6 +186,7 @@ task_free(struct task *t)
 	if (t->stdin_buf)
 		evbuffer_free(t->stdin_buf);
 	task_proc_close(&t->proc);
+	cg_remove(&t->proc.cg); /* init is reaped: the cgroups are empty */
 	for (struct task **p = &r->tasks; *p; p = &(*p)->next)
 		if (*p == t) {
 			*p = t->next;
@@ -724,6 +726,7 @@ start_task(struct conn *c, const struct proto_msg *m, bool hold)
 	    .cols = m->u.exec.cols,
 	    .pids = run->pids,
 	    .memory_mb = run->memory_mb,
+	    .cg = r->cg.version ? &r->cg : NULL,
 	    .umask = m->u.exec.has_umask ? m->u.exec.umask : 022,
 	    .sigign = m->u.exec.sigign,
 	    .hold = hold,
@@ -1207,6 +1210,7 @@ runner_new(struct event_base *base, const struct runner_config *c, struct runner
 	r->base = base;
 	r->cfg = *c;
 	r->netns_fd = -1;
+	cg_detect(&r->cg); /* none: rlimits */
 	/* One loopback-only network for the session's tasks, made once (it costs ~1 ms). */
 	if (c->share_net && geteuid() == 0) {
 		int ns = task_netns_new();

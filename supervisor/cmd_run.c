@@ -328,6 +328,8 @@ supervise(struct run_opts *o, char **cmd)
 		tcsetpgrp(sv.tty_fd, getpgrp());
 	/* Whatever the agent left running would outlive its supervision: it goes too. */
 	kill(-agent.pgrp, SIGKILL);
+	/* The runner kills and reaps its tasks and removes their cgroups; then the rest goes. */
+	runner_embed_stop(&runner);
 	kill_descendants();
 out:
 	if (agent.pidfd >= 0) {

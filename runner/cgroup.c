@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-task cgroups: a pids and a memory limit that hold for the task's whole
+ * tree, whoever it runs as (RLIMIT_NPROC counts every process of a uid on the
+ * machine, and does not bind uid 0 at all).
+ *
+ * cgroup v2 where the runner's own cgroup delegates pids and memory to its
+ * children; else the v1 pids and memory hierarchies where they are mounted and
+ * writable. A task's cgroup is made below the runner's own, the task's init is
+ * moved in before it forks anything, and the cgroup is removed once the init
+ * is reaped. Where neither works, tasks fall back to rlimits (task.c).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "moat/macro.h"
+#include "runner.h"
+
+static int
+write_text(const char *dir, const char *file, const char *text)
+{
+	char path[PATH_MAX];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
+		return -ENAMETOOLONG;
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return write(fd, text, strlen(text)) < 0 ? -errno : 0;
+}
+
+/* The runner's own cgroup in hierarchy `want` ("pids", "memory", or "" for v2). */
+static int
+own_path(const char *want, char *out, size_t size)
+{
+	char line[PATH_MAX + 64];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	int r = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (r < 0 && fgets(line, sizeof(line), f)) {
+		char *ctl = strchr(line, ':'), *path = ctl ? strchr(ctl + 1, ':') : NULL;
+		if (!path)
+			continue;
+		*path++ = '\0';
+		ctl++;
+		path[strcspn(path, "\n")] = '\0';
+		bool match = *want ? strstr(ctl, want) != NULL : *ctl == '\0';
+		if (match && (size_t)snprintf(out, size, "%s", path) < size)
+			r = 0;
+	}
+	fclose(f);
+	return r;
+}
+
+static bool
+listed(const char *dir, const char *file, const char *word)
+{
+	char path[PATH_MAX], buf[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (char *s = strtok(buf, " \n"); s; s = strtok(NULL, " \n"))
+		if (strcmp(s, word) == 0)
+			return true;
+	return false;
+}
+
+/* A directory below which task cgroups can be made, or -errno. */
+static int
+v1_base(const char *ctl, char *out, size_t size)
+{
+	char own[PATH_MAX];
+	int r = own_path(ctl, own, sizeof(own));
+
+	if (r < 0)
+		return r;
+	if ((size_t)snprintf(out, size, "/sys/fs/cgroup/%s%s", ctl, own) >= size)
+		return -ENAMETOOLONG;
+	return access(out, W_OK) < 0 ? -errno : 0;
+}
+
+int
+cg_detect(struct cg_root *root)
+{
+	char own[PATH_MAX];
+
+	*root = (struct cg_root){0};
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
+		/* v2: usable where our cgroup hands pids and memory down to its children. */
+		if (own_path("", own, sizeof(own)) == 0 &&
+		    (size_t)snprintf(root->pids, sizeof(root->pids), "/sys/fs/cgroup%s", own) <
+		        sizeof(root->pids) &&
+		    access(root->pids, W_OK) == 0 &&
+		    listed(root->pids, "cgroup.subtree_control", "pids") &&
+		    listed(root->pids, "cgroup.subtree_control", "memory")) {
+			root->version = 2;
+			snprintf(root->mem, sizeof(root->mem), "%s", root->pids);
+			return 0;
+		}
+		*root = (struct cg_root){0};
+		return -EOPNOTSUPP;
+	}
+	if (v1_base("pids", root->pids, sizeof(root->pids)) < 0)
+		root->pids[0] = '\0';
+	if (v1_base("memory", root->mem, sizeof(root->mem)) < 0)
+		root->mem[0] = '\0';
+	if (!root->pids[0] && !root->mem[0])
+		return -EOPNOTSUPP;
+	root->version = 1;
+	return 0;
+}
+
+/* Makes base/name with one limit; 0, or -errno (nothing left behind). */
+static int
+make_one(const char *base, const char *name, const char *file, const char *value, char **ret)
+{
+	char *dir = NULL;
+
+	if (asprintf(&dir, "%s/%s", base, name) < 0)
+		return -ENOMEM;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		int r = -errno;
+		free(dir);
+		return r;
+	}
+	int r = write_text(dir, file, value);
+	if (r < 0) {
+		rmdir(dir);
+		free(dir);
+		return r;
+	}
+	*ret = dir;
+	return 0;
+}
+
+int
+cg_make(const struct cg_root *root, const char *name, unsigned pids, unsigned memory_mb,
+        struct task_cg *ret)
+{
+	char value[32];
+	int r = 0;
+
+	*ret = (struct task_cg){0};
+	if (pids && root->pids[0]) {
+		snprintf(value, sizeof(value), "%u", pids);
+		r = make_one(root->pids, name, "pids.max", value, &ret->pids);
+	}
+	if (r == 0 && memory_mb && root->mem[0]) {
+		snprintf(value, sizeof(value), "%llu", (unsigned long long)memory_mb << 20);
+		if (root->version == 2 && ret->pids) {
+			/* One cgroup holds both in v2. */
+			r = write_text(ret->pids, "memory.max", value);
+			if (r == 0)
+				ret->mem_in_pids = true;
+		} else {
+			r = make_one(root->mem, name,
+			             root->version == 2 ? "memory.max" : "memory.limit_in_bytes",
+			             value, &ret->mem);
+		}
+	}
+	if (r < 0)
+		cg_remove(ret);
+	return r;
+}
+
+int
+cg_add(const struct task_cg *cg, pid_t pid)
+{
+	char text[32];
+	int r = 0;
+
+	snprintf(text, sizeof(text), "%d", (int)pid);
+	if (cg->pids)
+		r = write_text(cg->pids, "cgroup.procs", text);
+	if (r == 0 && cg->mem)
+		r = write_text(cg->mem, "cgroup.procs", text);
+	return r;
+}
+
+void
+cg_remove(struct task_cg *cg)
+{
+	/* Empty once the init is reaped: its namespace took every process with it. */
+	if (cg->pids)
+		rmdir(cg->pids);
+	if (cg->mem)
+		rmdir(cg->mem);
+	free(cg->pids);
+	free(cg->mem);
+	*cg = (struct task_cg){0};
+}
+
+static void
+sweep_dir(const char *base, const char *prefix)
+{
+	DIR *d = base[0] ? opendir(base) : NULL;
+	struct dirent *e;
+	char path[PATH_MAX];
+
+	while (d && (e = readdir(d)))
+		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 &&
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", base, e->d_name) < sizeof(path))
+			rmdir(path); /* EBUSY while a process is left in it: kept */
+	if (d)
+		closedir(d);
+}
+
+void
+cg_sweep(const struct cg_root *root, const char *prefix)
+{
+	sweep_dir(root->pids, prefix);
+	if (strcmp(root->mem, root->pids) != 0)
+		sweep_dir(root->mem, prefix);
+}
