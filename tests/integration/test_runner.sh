@@ -943,4 +943,32 @@ run env PATH="$T/wrap:$PATH" MOAT_RUNNER_SOCKET="$T/nowhere.sock" uname -a
 expect_rc 125
 expect_empty_out
 
+# ============ 14. limits: a task's process count binds root too ============
+# RLIMIT_NPROC does not bind uid 0: the limit is the task's cgroup (v1 pids, or
+# v2 where delegated). Without either, only the rlimit stands: a known gap.
+cat >"$T/lim.json" <<JSON
+{"version": 1, "runner": {"limits": {"pids": 16}}}
+JSON
+SL="$T/lim/r.sock"
+if start_daemon lim "$SL" --policy "$T/lim.json"; then
+	run "$R" exec --socket "$SL" -- sh -c \
+		'n=0; while [ $n -lt 40 ]; do sleep 5 & n=$((n+1)); done; echo spawned-all'
+	if [ -w /sys/fs/cgroup/pids ] || grep -qw pids /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+		expect_out_not spawned-all
+		expect_err fork
+	else
+		known_gap "no writable pids cgroup here: a root task's processes are not bounded"
+	fi
+	# The runner serves on, and leaves no cgroup behind once a task is over.
+	run "$R" exec --socket "$SL" -- echo still-serving
+	expect_rc 0
+	expect_line still-serving
+	LIMPID=$DPID
+	kill -TERM "$LIMPID"
+	gone "$LIMPID"
+	expect_true "task cgroups left behind" sh -c \
+		"! ls -d /sys/fs/cgroup/pids/moat-$LIMPID-* /sys/fs/cgroup/memory/moat-$LIMPID-* \
+			2>/dev/null | grep -q ."
+fi
+
 finish
