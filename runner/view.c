@@ -330,12 +330,29 @@ plan_surface(struct plan *pl, const struct policy *p, const char *const *extra_m
 	size_t n_rules = policy_rules(p, &rules);
 	int r = policy_mounts_build(p, probe, NULL, &set);
 
+	bool tmp_dropped = false;
 	for (size_t i = 0; r == 0 && i < set->n_mounts; i++) {
 		const struct policy_mount *m = &set->mounts[i];
 		if (!task_own(pl, m->dst))
 			r = add(pl, ops[m->type], m->src, m->dst);
+		else if (strcmp(m->dst, "/tmp") == 0)
+			tmp_dropped = true;
 	}
 	policy_mounts_free(set);
+	/*
+	 * The mount list folds a working directory under /tmp into the /tmp bind,
+	 * and the task's /tmp is its own: what the surface names below /tmp is
+	 * bound again on its own.
+	 */
+	for (size_t i = 0; r == 0 && tmp_dropped && i < n_rules; i++) {
+		const struct policy_rule *e = &rules[i];
+		if (e->glob || e->private_ || e->kind == POLICY_KIND_DENY ||
+		    e->mode == POLICY_MODE_NONE || !under(e->path, "/tmp") ||
+		    strcmp(e->path, "/tmp") == 0 || access(e->path, F_OK) < 0)
+			continue;
+		r = add(pl, e->mode == POLICY_MODE_RW ? VIEW_BIND_RW : VIEW_BIND_RO, e->path,
+		        e->path);
+	}
 	for (size_t i = 0, n = pl->v->n; r == 0 && i < n; i++)
 		if (pl->v->v[i].op >= VIEW_MASK_DIR) {
 			char dst[PATH_MAX];
