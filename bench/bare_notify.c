@@ -300,7 +300,7 @@ main(int argc, char **argv)
 	if (r == 0)
 		r = alloc_buffers(&b);
 	if (r == 0)
-		r = sv_agent_start(argv + optind, &prog, &agent);
+		r = sv_agent_start(argv + optind, &prog, NULL, &agent);
 	if (r < 0) {
 		fprintf(stderr, "bare_notify: starting %s: %s\n", argv[optind], strerror(-r));
 		return 125;

@@ -12,6 +12,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,4 +224,55 @@ cg_sweep(const struct cg_root *root, const char *prefix)
 	sweep_dir(root->pids, prefix);
 	if (strcmp(root->mem, root->pids) != 0)
 		sweep_dir(root->mem, prefix);
+}
+
+char *
+cg_make_group(const struct cg_root *root, const char *name)
+{
+	char *dir = NULL;
+
+	if (!root->pids[0] || asprintf(&dir, "%s/%s", root->pids, name) < 0)
+		return NULL;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+int
+cg_kill_all(const char *dir)
+{
+	char path[PATH_MAX], buf[4096];
+	int killed = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
+		return 0;
+	/* A process may fork while the list is read: again, until none is left. */
+	for (int round = 0; round < 200; round++) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			break;
+		buf[n] = '\0';
+		bool any = false;
+		for (char *s = buf, *end; *s; s = end) {
+			long pid = strtol(s, &end, 10);
+			if (end == s)
+				break;
+			if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0) {
+				any = true;
+				killed++;
+			}
+		}
+		if (!any)
+			break;
+		usleep(1000);
+	}
+	/* The dead leave as their reaper collects them: a moment, then the group goes. */
+	for (int i = 0; i < 50 && rmdir(dir) < 0 && errno == EBUSY; i++)
+		usleep(2000);
+	return killed;
 }

@@ -27,6 +27,7 @@
 #include "server.h"
 
 struct embedded {
+	const char *agent_group; /* the agent's cgroup: what is left in it dies with us */
 	struct event_base *base;
 	struct runner *r;
 	struct event *ev;
@@ -93,14 +94,24 @@ on_control(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-static _Noreturn void
-runner_main(const struct policy *p, int control, pid_t parent)
+static void
+on_term(evutil_socket_t fd, short what, void *arg)
 {
-	struct embedded e = {.control = control};
+	event_base_loopbreak(((struct embedded *)arg)->base);
+}
+
+static _Noreturn void
+runner_main(const struct policy *p, int control, pid_t parent, const char *agent_group)
+{
+	struct embedded e = {.control = control, .agent_group = agent_group};
 	struct runner_config cfg = {
 	    .owner = getuid(), .policy = p, .share_tmp = true, .share_net = true, .warm = 2};
 
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+	/*
+	 * moat's death is a SIGTERM here, and the control socket's end: tasks and
+	 * whatever the agent left running are killed before this process goes.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0 || getppid() != parent)
 		_exit(1);
 	task_set_title("moat-runner");
 	/* The terminal's signals are for the agent; moat ends this process itself. */
@@ -117,17 +128,22 @@ runner_main(const struct policy *p, int control, pid_t parent)
 	if (!e.base || runner_new(e.base, &cfg, &e.r) < 0)
 		_exit(1);
 	e.ev = event_new(e.base, e.control, EV_READ | EV_PERSIST, on_control, &e);
-	if (!e.ev || event_add(e.ev, NULL) < 0)
+	struct event *term = evsignal_new(e.base, SIGTERM, on_term, &e);
+	if (!e.ev || !term || event_add(e.ev, NULL) < 0 || event_add(term, NULL) < 0)
 		_exit(1);
 	event_base_dispatch(e.base);
 	event_free(e.ev);
+	event_free(term);
 	runner_free(e.r);
 	event_base_free(e.base);
+	/* Normally moat has ended the agent's tree already; if moat was killed, it goes now. */
+	if (e.agent_group)
+		cg_kill_all(e.agent_group);
 	_exit(0);
 }
 
 int
-runner_embed_start(const struct policy *p, struct runner_link *ret)
+runner_embed_start(const struct policy *p, const char *agent_group, struct runner_link *ret)
 {
 	int sp[2];
 	pid_t parent = getpid();
@@ -145,7 +161,7 @@ runner_embed_start(const struct policy *p, struct runner_link *ret)
 	}
 	if (pid == 0) {
 		close(sp[0]);
-		runner_main(p, sp[1], parent);
+		runner_main(p, sp[1], parent, agent_group);
 	}
 	close(sp[1]);
 	ret->pid = pid;

@@ -25,9 +25,12 @@ struct runner_link {
 
 /*
  * Forks the runner process; every task follows policy p (the child's copy).
- * Call it before any thread starts. The runner exits when control closes.
+ * Call it before any thread starts. The runner exits when control closes or
+ * moat dies, killing its tasks and, if agent_group (a cgroup directory, or
+ * NULL) is given, every process left in it: moat killed with SIGKILL does not
+ * leave the agent's descendants running.
  */
-int runner_embed_start(const struct policy *p, struct runner_link *ret);
+int runner_embed_start(const struct policy *p, const char *agent_group, struct runner_link *ret);
 
 /*
  * Hands the runner a ticket for exec: conn is the runner's end of the stand-in's

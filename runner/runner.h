@@ -107,6 +107,10 @@ int cg_add(const struct task_cg *cg, pid_t pid);
 void cg_remove(struct task_cg *cg);
 /* Removes the empty task cgroups whose names start with prefix ("moat-PID-"). */
 void cg_sweep(const struct cg_root *root, const char *prefix);
+/* A pids group without a limit (to find a process tree by), or NULL. free() it. */
+char *cg_make_group(const struct cg_root *root, const char *name);
+/* Kills every process in the group at dir, then removes it. Returns how many. */
+int cg_kill_all(const char *dir);
 
 /* What the init of a task and the runner tell each other over the control socket. */
 enum task_event {

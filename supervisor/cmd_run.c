@@ -21,6 +21,7 @@
 #include "moat/macro.h"
 #include "moat/sys.h"
 #include "pool.h"
+#include "runner.h"
 #include "sv.h"
 
 static const char run_help[] =
@@ -225,6 +226,7 @@ supervise(struct run_opts *o, char **cmd)
 	struct sv sv = {.tty_fd = -1, .proc_fd = -1, .self_fd = -1};
 	struct sv_agent agent = {.pidfd = -1, .notify_fd = -1};
 	struct runner_link runner = {.control = -1};
+	char *agent_group = NULL;
 	struct sock_fprog prog = {0};
 	pid_t tids[3 + WORKERS] = {gettid()};
 	bool notify_started = false;
@@ -263,8 +265,17 @@ supervise(struct run_opts *o, char **cmd)
 			                sv.shim_path[0] ? sv.shim_path : "moat-shim");
 			goto out;
 		}
+		/*
+		 * The agent's tree in a cgroup of its own where one can be made (root): if
+		 * moat is killed, the runner kills what is left in it.
+		 */
+		struct cg_root cgr;
+		char name[64];
+		snprintf(name, sizeof(name), "moat-%d-agent", (int)getpid());
+		if (cg_detect(&cgr) == 0)
+			agent_group = cg_make_group(&cgr, name);
 		/* Before any thread: the runner is a fork of this process. */
-		r = runner_embed_start(sv.policy, &runner);
+		r = runner_embed_start(sv.policy, agent_group, &runner);
 		if (r < 0) {
 			log_error_errno(r, "run: starting the runner");
 			goto out;
@@ -301,7 +312,7 @@ supervise(struct run_opts *o, char **cmd)
 		goto out;
 	}
 
-	r = sv_agent_start(cmd, &prog, &agent);
+	r = sv_agent_start(cmd, &prog, agent_group, &agent);
 	if (r < 0) {
 		log_error_errno(r, "run: starting %s under the filter", cmd[0]);
 		goto out;
@@ -340,6 +351,9 @@ out:
 		sv_notify_stop();
 	sv_redirect_reset();
 	runner_embed_stop(&runner);
+	if (agent_group)
+		cg_kill_all(agent_group); /* empty by now: removes it */
+	free(agent_group);
 	sv_pool_stop(sv.pool);
 	if (agent.notify_fd >= 0)
 		close(agent.notify_fd);

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -110,8 +111,24 @@ child(char *const argv[], const struct sock_fprog *prog, pid_t parent, int up, i
 	_exit(e == ENOENT ? 127 : 126);
 }
 
+/* pid into the cgroup at dir (its cgroup.procs). */
+static void
+join_group(const char *dir, pid_t pid)
+{
+	char path[PATH_MAX], text[32];
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	snprintf(text, sizeof(text), "%d", (int)pid);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)!write(fd, text, strlen(text));
+		close(fd);
+	}
+}
+
 int
-sv_agent_start(char *const argv[], const struct sock_fprog *prog, struct sv_agent *ret)
+sv_agent_start(char *const argv[], const struct sock_fprog *prog, const char *group,
+               struct sv_agent *ret)
 {
 	int up[2], down[2], fd = -1, r = 0;
 	pid_t parent = getpid();
@@ -156,6 +173,9 @@ sv_agent_start(char *const argv[], const struct sock_fprog *prog, struct sv_agen
 		r = ret->notify_fd;
 		goto kill;
 	}
+	/* Still waiting for the go: it has forked nothing, its whole tree will be in the group. */
+	if (group)
+		join_group(group, pid);
 	int go = 1;
 	if (write(down[1], &go, sizeof(go)) != sizeof(go)) {
 		r = -EIO;

@@ -17,8 +17,10 @@ struct sv_agent {
  * Forks the agent: in the child, its own process group, death with the
  * supervisor, default signal dispositions, the filter with a listener, and an
  * exec of argv (PATH searched). The parent takes the listener with pidfd_getfd
- * before the child goes on. Returns 0 or -errno.
+ * before the child goes on, and moves it into the cgroup at group (may be NULL)
+ * while it waits. Returns 0 or -errno.
  */
-int sv_agent_start(char *const argv[], const struct sock_fprog *prog, struct sv_agent *ret);
+int sv_agent_start(char *const argv[], const struct sock_fprog *prog, const char *group,
+                   struct sv_agent *ret);
 
 #endif

@@ -655,4 +655,30 @@ if grep -qx 'rc=[1-9][0-9]*' "$_out"; then _pass; else _fail "the exec after the
 expect_line "builtin still works"
 if [ -s "$_err" ]; then _pass; else _fail "no error on stderr for the failed exec"; fi
 
+# moat itself is killed with SIGKILL while the agent runs a command and a setsid'd
+# one: where the agent's tree is in a cgroup (root), the runner kills what is left.
+"$MOAT" run -- sh -c "setsid sh -c 'sleep 200.$U' & sleep 201.$U" >/dev/null 2>&1 &
+KM=$!
+_n=50
+while ! pgrep -f "sleep 20[01]\.$U" >/dev/null && [ "$_n" -gt 0 ]; do
+	sleep 0.1
+	_n=$((_n - 1))
+done
+kill -KILL "$KM"
+wait "$KM" 2>/dev/null
+_n=30
+while pgrep -f "sleep 20[01]\.$U" >/dev/null && [ "$_n" -gt 0 ]; do
+	sleep 0.1
+	_n=$((_n - 1))
+done
+_cmd="kill -KILL moat while its agent runs 'sleep 201.$U' and a setsid'd 'sleep 200.$U'"
+if ! pgrep -f "sleep 20[01]\.$U" >/dev/null; then
+	_pass
+elif [ -w /sys/fs/cgroup/pids ]; then
+	_fail "processes left after moat was killed: $(pgrep -af "sleep 20[01]\.$U" | tr '\n' ' ')"
+else
+	known_gap "no writable cgroup: the agent's descendants outlive a SIGKILLed moat"
+fi
+pkill -KILL -f "sleep 20[01]\.$U" 2>/dev/null
+
 finish
