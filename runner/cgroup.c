@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Per-task cgroups: a pids and a memory limit that hold for the task's whole
- * tree, whoever it runs as (RLIMIT_NPROC counts every process of a uid on the
- * machine, and does not bind uid 0 at all).
+ * The tasks' cgroup: pids and memory limits that hold for every process of
+ * the runner's tasks, whoever they run as (RLIMIT_NPROC counts every process
+ * of a uid on the machine, and does not bind uid 0 at all).
  *
  * cgroup v2 where the runner's own cgroup delegates pids and memory to its
  * children; else the v1 pids and memory hierarchies where they are mounted and
- * writable. A task's cgroup is made below the runner's own, the task's init is
- * moved in before it forks anything, and the cgroup is removed once the init
- * is reaped. Where neither works, tasks fall back to rlimits (task.c).
+ * writable. The runner moves itself into a group made below its own, once:
+ * every task it clones is born there. (A group per task would cost a
+ * migration per launch, and a v1 migration waits for an RCU grace period and
+ * holds up every fork on the machine meanwhile.) Where neither works, tasks
+ * fall back to rlimits (task.c). The same file makes the agent's group, which
+ * finds its tree if moat is killed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -123,9 +126,9 @@ cg_detect(struct cg_root *root)
 	return 0;
 }
 
-/* Makes base/name with one limit; 0, or -errno (nothing left behind). */
+/* Makes base/name (or takes it, if it exists); 0 or -errno. */
 static int
-make_one(const char *base, const char *name, const char *file, const char *value, char **ret)
+make_dir(const char *base, const char *name, char **ret)
 {
 	char *dir = NULL;
 
@@ -136,68 +139,78 @@ make_one(const char *base, const char *name, const char *file, const char *value
 		free(dir);
 		return r;
 	}
-	int r = write_text(dir, file, value);
-	if (r < 0) {
-		rmdir(dir);
-		free(dir);
-		return r;
-	}
 	*ret = dir;
 	return 0;
 }
 
 int
-cg_make(const struct cg_root *root, const char *name, unsigned pids, unsigned memory_mb,
-        struct task_cg *ret)
+cg_set_limits(struct task_cg *cg, unsigned pids, unsigned memory_mb)
 {
 	char value[32];
 	int r = 0;
 
-	*ret = (struct task_cg){0};
-	if (pids && root->pids[0]) {
+	if (cg->pids && pids != cg->pids_limit) {
 		snprintf(value, sizeof(value), "%u", pids);
-		r = make_one(root->pids, name, "pids.max", value, &ret->pids);
+		if (!pids)
+			snprintf(value, sizeof(value), "max");
+		r = write_text(cg->pids, "pids.max", value);
+		if (r == 0)
+			cg->pids_limit = pids;
 	}
-	if (r == 0 && memory_mb && root->mem[0]) {
-		snprintf(value, sizeof(value), "%llu", (unsigned long long)memory_mb << 20);
-		if (root->version == 2 && ret->pids) {
-			/* One cgroup holds both in v2. */
-			r = write_text(ret->pids, "memory.max", value);
-			if (r == 0)
-				ret->mem_in_pids = true;
-		} else {
-			r = make_one(root->mem, name,
-			             root->version == 2 ? "memory.max" : "memory.limit_in_bytes",
-			             value, &ret->mem);
-		}
+	const char *mem = cg->mem_in_pids ? cg->pids : cg->mem;
+	if (r == 0 && mem && memory_mb != cg->memory_limit) {
+		if (memory_mb)
+			snprintf(value, sizeof(value), "%llu", (unsigned long long)memory_mb << 20);
+		else
+			snprintf(value, sizeof(value), cg->mem_in_pids ? "max" : "-1");
+		r = write_text(mem, cg->mem_in_pids ? "memory.max" : "memory.limit_in_bytes",
+		               value);
+		if (r == 0)
+			cg->memory_limit = memory_mb;
 	}
-	if (r < 0)
-		cg_remove(ret);
 	return r;
 }
 
 int
-cg_add(const struct task_cg *cg, pid_t pid)
+cg_enter(const struct cg_root *root, const char *name, struct task_cg *ret)
 {
-	char text[32];
+	char self[32];
 	int r = 0;
 
-	snprintf(text, sizeof(text), "%d", (int)pid);
-	if (cg->pids)
-		r = write_text(cg->pids, "cgroup.procs", text);
-	if (r == 0 && cg->mem)
-		r = write_text(cg->mem, "cgroup.procs", text);
+	*ret = (struct task_cg){0};
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	if (root->pids[0])
+		r = make_dir(root->pids, name, &ret->pids);
+	if (r == 0 && root->mem[0]) {
+		if (root->version == 2)
+			ret->mem_in_pids = ret->pids != NULL;
+		else
+			r = make_dir(root->mem, name, &ret->mem);
+	}
+	if (r == 0 && ret->pids)
+		r = write_text(ret->pids, "cgroup.procs", self);
+	if (r == 0 && ret->mem)
+		r = write_text(ret->mem, "cgroup.procs", self);
+	if (r < 0)
+		cg_leave(root, ret);
 	return r;
 }
 
 void
-cg_remove(struct task_cg *cg)
+cg_leave(const struct cg_root *root, struct task_cg *cg)
 {
-	/* Empty once the init is reaped: its namespace took every process with it. */
-	if (cg->pids)
+	char self[32];
+
+	/* Back where this process was, so that the group can go. */
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	if (cg->pids) {
+		write_text(root->pids, "cgroup.procs", self);
 		rmdir(cg->pids);
-	if (cg->mem)
+	}
+	if (cg->mem) {
+		write_text(root->mem, "cgroup.procs", self);
 		rmdir(cg->mem);
+	}
 	free(cg->pids);
 	free(cg->mem);
 	*cg = (struct task_cg){0};
@@ -273,6 +286,6 @@ cg_kill_all(const char *dir)
 	}
 	/* The dead leave as their reaper collects them: a moment, then the group goes. */
 	for (int i = 0; i < 50 && rmdir(dir) < 0 && errno == EBUSY; i++)
-		usleep(2000);
+		usleep(20000);
 	return killed;
 }

@@ -243,7 +243,6 @@ runner_embed_stop(struct runner_link *l)
 	l->control = -1;
 	if (l->pid <= 0)
 		return;
-	pid_t pid = l->pid;
 	/* It kills its tasks and exits; one that hangs is not waited for long. */
 	for (int i = 0; i < 200; i++) {
 		if (waitpid(l->pid, NULL, WNOHANG) != 0)
@@ -254,10 +253,4 @@ runner_embed_stop(struct runner_link *l)
 	waitpid(l->pid, NULL, 0);
 reaped:
 	l->pid = 0;
-	/* A runner killed before it could clean up leaves empty cgroups behind. */
-	struct cg_root root;
-	char prefix[32];
-	snprintf(prefix, sizeof(prefix), "moat-%d-", (int)pid);
-	if (cg_detect(&root) == 0)
-		cg_sweep(&root, prefix);
 }

@@ -73,15 +73,14 @@ struct task_spec {
 	uint16_t rows, cols;
 	unsigned pids, memory_mb; /* 0: no limit */
 	mode_t umask;
-	uint64_t sigign;          /* bit N-1: signal N starts ignored */
-	bool hold;                /* made ready to exec, it waits for task_commit() */
-	bool background;          /* prepared ahead: its set-up yields the CPU to running work */
-	const struct cg_root *cg; /* where the limits go as cgroups, or NULL: rlimits */
-	/* Set by task_prepare(): which limits a cgroup holds (no rlimit for those). */
+	uint64_t sigign; /* bit N-1: signal N starts ignored */
+	bool hold;       /* made ready to exec, it waits for task_commit() */
+	bool background; /* prepared ahead: its set-up yields the CPU to running work */
+	/* Which limits the runner's cgroup holds (no rlimit for those). */
 	bool pids_by_cg, memory_by_cg;
 };
 
-/* ---- cgroup.c: per-task pids and memory limits ---- */
+/* ---- cgroup.c: pids and memory limits of the runner's tasks ---- */
 
 /* Where task cgroups are made: "" where a controller is not available. */
 struct cg_root {
@@ -90,21 +89,21 @@ struct cg_root {
 	char mem[PATH_MAX];
 };
 
-/* A task's cgroups (NULL: that limit is not a cgroup's). */
+/* The group the runner's tasks are born in (NULL: that limit is not a cgroup's). */
 struct task_cg {
 	char *pids, *mem;
 	bool mem_in_pids; /* v2: one cgroup holds both */
+	unsigned pids_limit, memory_limit;
 };
 
-/* Finds where this process may make task cgroups; -EOPNOTSUPP where it may not. */
+/* Finds where this process may make cgroups; -EOPNOTSUPP where it may not. */
 int cg_detect(struct cg_root *root);
-/* Makes the cgroups of one task (0: no such limit); 0 or -errno, nothing left behind. */
-int cg_make(const struct cg_root *root, const char *name, unsigned pids, unsigned memory_mb,
-            struct task_cg *ret);
-/* Moves pid into them. */
-int cg_add(const struct task_cg *cg, pid_t pid);
-/* Removes them (they must be empty) and frees cg's strings. */
-void cg_remove(struct task_cg *cg);
+/* Makes root/name and moves this process into it (its children are born there). */
+int cg_enter(const struct cg_root *root, const char *name, struct task_cg *ret);
+/* Sets (or changes) the limits: pids.max, memory.max or memory.limit_in_bytes (0: none). */
+int cg_set_limits(struct task_cg *cg, unsigned pids, unsigned memory_mb);
+/* Moves this process back to root and removes the group (once it is empty). */
+void cg_leave(const struct cg_root *root, struct task_cg *cg);
 /* Removes the empty task cgroups whose names start with prefix ("moat-PID-"). */
 void cg_sweep(const struct cg_root *root, const char *prefix);
 /* A pids group without a limit (to find a process tree by), or NULL. free() it. */
@@ -138,13 +137,12 @@ struct task_msg {
 };
 
 struct task_proc {
-	pid_t pid;         /* the task's init, in the runner's pid namespace */
-	int pidfd;         /* of pid */
-	int control;       /* SOCK_SEQPACKET: struct task_msg from init */
-	int in, out, err;  /* the runner's ends of the command's stdio; err -1 with a tty */
-	int pty;           /* the pty master with a tty, else -1 */
-	bool ready;        /* TASK_READY was read */
-	struct task_cg cg; /* removed once the init is reaped (cg_remove()) */
+	pid_t pid;        /* the task's init, in the runner's pid namespace */
+	int pidfd;        /* of pid */
+	int control;      /* SOCK_SEQPACKET: struct task_msg from init */
+	int in, out, err; /* the runner's ends of the command's stdio; err -1 with a tty */
+	int pty;          /* the pty master with a tty, else -1 */
+	bool ready;       /* TASK_READY was read */
 };
 
 /*

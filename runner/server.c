@@ -122,8 +122,9 @@ struct runner {
 	unsigned long warm_gen;
 	bool refill_scheduled;
 	bool draining;
-	struct cg_root cg; /* where tasks' limits go as cgroups (version 0: rlimits) */
-	int netns_fd;      /* the network namespace tasks share (cfg.share_net), or -1 */
+	struct cg_root cg;       /* where cgroups can be made (version 0: none, rlimits) */
+	struct task_cg tasks_cg; /* the group this process and its tasks are in */
+	int netns_fd;            /* the network namespace tasks share (cfg.share_net), or -1 */
 	void (*done)(void *);
 	void *done_data;
 };
@@ -186,7 +187,6 @@ task_free(struct task *t)
 	if (t->stdin_buf)
 		evbuffer_free(t->stdin_buf);
 	task_proc_close(&t->proc);
-	cg_remove(&t->proc.cg); /* init is reaped: the cgroups are empty */
 	for (struct task **p = &r->tasks; *p; p = &(*p)->next)
 		if (*p == t) {
 			*p = t->next;
@@ -706,6 +706,9 @@ start_task(struct conn *c, const struct proto_msg *m, bool hold)
 		return send_error(c, PROTO_E_INTERNAL, ENOMEM, "out of memory");
 	}
 	bool root = geteuid() == 0;
+	/* This policy's limits, for the group every task is in (the last task's policy wins). */
+	if (cg_set_limits(&r->tasks_cg, run->pids, run->memory_mb) < 0)
+		log_error("runner: cannot set the tasks' cgroup limits: rlimits stand in");
 	struct task_spec spec = {
 	    .argv = (char *const *)m->u.exec.argv,
 	    .envp = env,
@@ -726,7 +729,9 @@ start_task(struct conn *c, const struct proto_msg *m, bool hold)
 	    .cols = m->u.exec.cols,
 	    .pids = run->pids,
 	    .memory_mb = run->memory_mb,
-	    .cg = r->cg.version ? &r->cg : NULL,
+	    .pids_by_cg = r->tasks_cg.pids && run->pids && r->tasks_cg.pids_limit == run->pids,
+	    .memory_by_cg = (r->tasks_cg.mem || r->tasks_cg.mem_in_pids) && run->memory_mb &&
+	                    r->tasks_cg.memory_limit == run->memory_mb,
 	    .umask = m->u.exec.has_umask ? m->u.exec.umask : 022,
 	    .sigign = m->u.exec.sigign,
 	    .hold = hold,
@@ -1210,7 +1215,13 @@ runner_new(struct event_base *base, const struct runner_config *c, struct runner
 	r->base = base;
 	r->cfg = *c;
 	r->netns_fd = -1;
-	cg_detect(&r->cg); /* none: rlimits */
+	/* Tasks are born in this process's group: the limits hold for all of them. */
+	if (cg_detect(&r->cg) == 0) {
+		char name[64];
+		snprintf(name, sizeof(name), "moat-%d-tasks", (int)getpid());
+		if (cg_enter(&r->cg, name, &r->tasks_cg) < 0)
+			r->cg.version = 0;
+	}
 	/* One loopback-only network for the session's tasks, made once (it costs ~1 ms). */
 	if (c->share_net && geteuid() == 0) {
 		int ns = task_netns_new();
@@ -1253,6 +1264,8 @@ runner_free(struct runner *r)
 	cache_clear(r);
 	if (r->netns_fd >= 0)
 		close(r->netns_fd);
+	if (r->tasks_cg.pids || r->tasks_cg.mem)
+		cg_leave(&r->cg, &r->tasks_cg);
 	free(r->policy_text);
 	free(r->filter.filter);
 	free(r);

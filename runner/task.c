@@ -832,30 +832,18 @@ set_nonblock(int fd)
 int
 task_prepare(const struct task_spec *spec, struct task_proc *ret, char *err, size_t errsize)
 {
-	static unsigned long seq;
 	int ctl[2], in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
 	int pidfd = -1, r;
-	struct task_spec local = *spec, *s = &local;
-	struct task_cg cg = {0};
+	const struct task_spec *s = spec;
 
 	*ret = (struct task_proc){
 	    .pidfd = -1, .control = -1, .in = -1, .out = -1, .err = -1, .pty = -1};
-	if (s->cg && (s->pids || s->memory_mb)) {
-		char name[64];
-		snprintf(name, sizeof(name), "moat-%d-%lu", (int)getpid(), ++seq);
-		/* Where it cannot be made, the rlimits stand in. */
-		if (cg_make(s->cg, name, s->pids, s->memory_mb, &cg) == 0) {
-			local.pids_by_cg = cg.pids != NULL;
-			local.memory_by_cg = cg.mem != NULL || cg.mem_in_pids;
-		}
-	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0)
 		return -errno;
 	/* Pipes, ready for a command without a terminal; one with a terminal closes them. */
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		r = -errno;
 		snprintf(err, errsize, "pipe: %s", strerror(-r));
-		cg_remove(&cg);
 		goto fail;
 	}
 	/*
@@ -875,7 +863,6 @@ task_prepare(const struct task_spec *spec, struct task_proc *ret, char *err, siz
 	if (pid < 0) {
 		r = -errno;
 		snprintf(err, errsize, "clone3: %s", strerror(-r));
-		cg_remove(&cg);
 		goto fail;
 	}
 	if (pid == 0) {
@@ -890,16 +877,6 @@ task_prepare(const struct task_spec *spec, struct task_proc *ret, char *err, siz
 	ret->pid = pid;
 	ret->pidfd = pidfd;
 	ret->control = ctl[0];
-	ret->cg = cg;
-	/* Before the init forks anything: every process of the task is counted. */
-	if ((cg.pids || cg.mem) && (r = cg_add(&cg, pid)) < 0) {
-		snprintf(err, errsize, "move the task into its cgroup: %s", strerror(-r));
-		close(in[0]);
-		close(out[1]);
-		close(errp[1]);
-		task_discard(ret);
-		return r;
-	}
 	close(in[0]);
 	close(out[1]);
 	close(errp[1]);
@@ -1032,7 +1009,6 @@ task_discard(struct task_proc *p)
 	if (p->pid > 0)
 		waitpid(p->pid, NULL, 0);
 	task_proc_close(p);
-	cg_remove(&p->cg);
 	p->pid = 0;
 }
 

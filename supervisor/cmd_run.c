@@ -339,9 +339,18 @@ supervise(struct run_opts *o, char **cmd)
 		tcsetpgrp(sv.tty_fd, getpgrp());
 	/* Whatever the agent left running would outlive its supervision: it goes too. */
 	kill(-agent.pgrp, SIGKILL);
-	/* The runner kills and reaps its tasks and removes their cgroups; then the rest goes. */
+	/* The runner kills and reaps its tasks and removes their cgroup; then the rest goes. */
+	pid_t runner_pid = runner.pid;
 	runner_embed_stop(&runner);
 	kill_descendants();
+	if (runner_pid > 0) {
+		/* A runner killed before it could clean up leaves its group behind, empty now. */
+		struct cg_root cgr;
+		char prefix[32];
+		snprintf(prefix, sizeof(prefix), "moat-%d-", (int)runner_pid);
+		if (cg_detect(&cgr) == 0)
+			cg_sweep(&cgr, prefix);
+	}
 out:
 	if (agent.pidfd >= 0) {
 		sys_pidfd_send_signal(agent.pidfd, SIGKILL);
