@@ -51,6 +51,8 @@ struct task_view {
 int view_build(const struct policy *p, const char *const *extra_masks, bool share_tmp,
                struct task_view **ret);
 struct task_view *view_free(struct task_view *v);
+/* The same plan: the same entries in the same order. */
+bool view_equal(const struct task_view *a, const struct task_view *b);
 
 /* ---- task.c: starting one task ---- */
 

@@ -489,14 +489,21 @@ found:
 	slot->used = ++r->clock;
 	if (!slot->view || now - slot->view_at >= VIEW_TTL_S) {
 		const char *hide[] = {r->cfg.hide, NULL};
-		slot->view = view_free(slot->view);
-		int q = view_build(slot->policy, hide, r->cfg.share_tmp, &slot->view);
+		struct task_view *v = NULL;
+		int q = view_build(slot->policy, hide, r->cfg.share_tmp, &v);
 		if (q < 0) {
 			snprintf(err, errsize, "plan the task's mounts: %s", strerror(-q));
 			return NULL;
 		}
 		slot->view_at = now;
-		slot->gen = ++r->gens;
+		/* The same plan as before: the tasks prepared with it are still good. */
+		if (slot->view && view_equal(slot->view, v)) {
+			view_free(v);
+		} else {
+			view_free(slot->view);
+			slot->view = v;
+			slot->gen = ++r->gens;
+		}
 	}
 	return slot;
 }
@@ -512,8 +519,19 @@ struct identity {
 static void
 identity_of(const struct ucred *peer, struct identity *id)
 {
+	static struct identity last;
+	static uid_t last_uid;
+	static gid_t last_gid;
+	static time_t last_at;
 	struct passwd pw, *res = NULL;
 	char buf[4096];
+	time_t now = time(NULL);
+
+	/* /etc/passwd and /etc/group are read every few seconds per client, not per launch. */
+	if (last_at && now - last_at < 5 && last_uid == peer->uid && last_gid == peer->gid) {
+		*id = last;
+		return;
+	}
 
 	id->groups[0] = peer->gid;
 	id->n_groups = 1;
@@ -527,6 +545,10 @@ identity_of(const struct ucred *peer, struct identity *id)
 	int n = GROUPS_MAX;
 	if (getgrouplist(pw.pw_name, peer->gid, id->groups, &n) >= 0)
 		id->n_groups = n;
+	last = *id;
+	last_uid = peer->uid;
+	last_gid = peer->gid;
+	last_at = now;
 }
 
 static void

@@ -443,3 +443,15 @@ view_free(struct task_view *v)
 	free(v);
 	return NULL;
 }
+
+bool
+view_equal(const struct task_view *a, const struct task_view *b)
+{
+	if (a->surface != b->surface || a->share_tmp != b->share_tmp || a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].op != b->v[i].op || strcmp(a->v[i].src, b->v[i].src) != 0 ||
+		    strcmp(a->v[i].dst, b->v[i].dst) != 0)
+			return false;
+	return true;
+}
