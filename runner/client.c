@@ -28,13 +28,16 @@
 #include "moat/macro.h"
 #include "moat/proto.h"
 
+/* What one recv may take: many frames at a time from a fast task. */
+#define IN_BUF (1u << 20)
+
 struct session {
 	const char *prog;
 	int sock;
 	struct proto_buf out; /* frames not yet sent */
 	size_t out_off;
-	uint8_t *in; /* frames not yet decoded */
-	size_t in_len, in_cap;
+	uint8_t *in; /* frames not yet decoded: in[in_off..in_len) */
+	size_t in_off, in_len, in_cap;
 	bool tty, raw;
 	struct termios saved;
 };
@@ -54,6 +57,16 @@ static int _printf_(2, 3) say(const struct session *s, const char *fmt, ...)
 	return CLIENT_EXIT_RUNNER;
 }
 
+/* Room for a fast task's output in flight: fewer wake-ups on both ends (4 MiB). */
+static void
+big_buffers(int fd)
+{
+	int sz = 4 << 20;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+}
+
 static int
 connect_to(const char *path)
 {
@@ -71,6 +84,7 @@ connect_to(const char *path)
 		close(fd);
 		return r;
 	}
+	big_buffers(fd);
 	return fd;
 }
 
@@ -136,31 +150,33 @@ next_frame(struct session *s, struct proto_msg *m, char *err, size_t errsize, bo
 {
 	for (;;) {
 		uint32_t len;
-		if (s->in_len >= PROTO_HEADER_SIZE) {
-			if (proto_frame_length(s->in, &len) < 0) {
+		uint8_t *at = s->in + s->in_off;
+		size_t have = s->in_len - s->in_off;
+		if (have >= PROTO_HEADER_SIZE) {
+			if (proto_frame_length(at, &len) < 0) {
 				snprintf(err, errsize, "frame length out of bounds");
 				return -EBADMSG;
 			}
-			if (s->in_len >= PROTO_HEADER_SIZE + len) {
-				int r =
-				    proto_decode(s->in + PROTO_HEADER_SIZE, len, m, err, errsize);
+			if (have >= PROTO_HEADER_SIZE + len) {
+				int r = proto_decode(at + PROTO_HEADER_SIZE, len, m, err, errsize);
 				return r < 0 ? r : 1;
 			}
-			if (s->in_cap < PROTO_HEADER_SIZE + len) {
-				uint8_t *p = realloc(s->in, PROTO_HEADER_SIZE + len);
-				if (!p)
-					return -ENOMEM;
-				s->in = p;
-				s->in_cap = PROTO_HEADER_SIZE + len;
-			}
-		} else if (s->in_cap <
-		           PROTO_HEADER_SIZE + PROTO_CHUNK_MAX + PROTO_DATA_HEADER_MAX) {
-			size_t cap = PROTO_HEADER_SIZE + PROTO_CHUNK_MAX + PROTO_DATA_HEADER_MAX;
-			uint8_t *p = realloc(s->in, cap);
+		}
+		/* Not a whole frame: what is left of one goes to the front, the rest is read. */
+		if (s->in_off) {
+			memmove(s->in, at, have);
+			s->in_len = have;
+			s->in_off = 0;
+		}
+		size_t want = have >= PROTO_HEADER_SIZE ? PROTO_HEADER_SIZE + len : 0;
+		if (want < IN_BUF)
+			want = IN_BUF;
+		if (s->in_cap < want) {
+			uint8_t *p = realloc(s->in, want);
 			if (!p)
 				return -ENOMEM;
 			s->in = p;
-			s->in_cap = cap;
+			s->in_cap = want;
 		}
 		ssize_t n = recv(s->sock, s->in + s->in_len, s->in_cap - s->in_len,
 		                 block ? 0 : MSG_DONTWAIT);
@@ -183,9 +199,10 @@ consume(struct session *s, struct proto_msg *m)
 	uint32_t len;
 
 	proto_msg_free(m);
-	proto_frame_length(s->in, &len);
-	memmove(s->in, s->in + PROTO_HEADER_SIZE + len, s->in_len - PROTO_HEADER_SIZE - len);
-	s->in_len -= PROTO_HEADER_SIZE + len;
+	proto_frame_length(s->in + s->in_off, &len);
+	s->in_off += PROTO_HEADER_SIZE + len;
+	if (s->in_off == s->in_len)
+		s->in_off = s->in_len = 0;
 }
 
 static int
@@ -426,6 +443,7 @@ client_standin(int sock, const char *ticket, const char *prog)
 	struct proto_msg hello = {.type = PROTO_HELLO,
 	                          .u.hello = {.version = PROTO_VERSION, .ticket = ticket}};
 
+	big_buffers(sock);
 	/* The same test the supervisor made on these descriptors for the ticket. */
 	s.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	send_now(&s, &hello);
