@@ -142,24 +142,15 @@ alloc_buffers(struct sv *sv)
 static void
 kill_descendants(void)
 {
+	pid_t pids[1024];
+
 	/* Each round goes one generation deeper; 4096 is deeper than any pid limit allows chains. */
 	for (int round = 0; round < 4096; round++) {
-		char path[64], buf[4096];
-		snprintf(path, sizeof(path), "/proc/self/task/%d/children", getpid());
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-		if (fd >= 0)
-			close(fd);
-		if (n <= 0)
+		size_t n = sv_children(pids, ARRAY_SIZE(pids));
+		if (n == 0)
 			return;
-		buf[n] = '\0';
-		for (char *s = buf, *end; *s; s = end) {
-			long pid = strtol(s, &end, 10);
-			if (end == s)
-				break;
-			if (pid > 0)
-				kill((pid_t)pid, SIGKILL);
-		}
+		for (size_t i = 0; i < n; i++)
+			kill(pids[i], SIGKILL);
 		while (waitpid(-1, NULL, __WALL | WNOHANG) > 0)
 			;
 		usleep(200);

@@ -437,9 +437,8 @@ verify_image(struct sv_call *c)
 	}
 }
 
-/* Seizes the thread so that the exec reports to us; fails closed. */
-static int
-seize(struct sv_call *c)
+int
+sv_exec_seize(struct sv_call *c)
 {
 	if (ptrace(PTRACE_SEIZE, c->tid, 0, PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL) < 0)
 		return -errno;
@@ -449,7 +448,6 @@ seize(struct sv_call *c)
 		ptrace(PTRACE_DETACH, c->tid, 0, 0);
 		return -e;
 	}
-	c->after = verify_image;
 	return 0;
 }
 
@@ -565,13 +563,14 @@ out:
 	}
 	if (c->redirect)
 		return;
-	r = seize(c);
+	r = sv_exec_seize(c);
 	if (r < 0) {
 		/* Without the exec stop there is no check of the image: refuse. */
 		c->allowed = false;
 		c->err = EACCES;
 		return;
 	}
+	c->after = verify_image;
 	c->cont = true;
 }
 

@@ -336,38 +336,50 @@ on_agent(evutil_socket_t fd, short what, void *arg)
  * its children. Their exits are collected here; the agent's own is left for
  * its pidfd.
  */
+size_t
+sv_children(pid_t *pids, size_t max)
+{
+	char path[64], buf[4096];
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t len = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = '\0';
+	for (char *s = buf, *end; *s && n < max; s = end) {
+		long pid = strtol(s, &end, 10);
+		if (end == s)
+			break;
+		if (pid > 0)
+			pids[n++] = (pid_t)pid;
+	}
+	return n;
+}
+
 static void
 reap_orphans(struct loop *l)
 {
-	char path[64], buf[4096];
+	pid_t pids[1024];
 
 	/*
 	 * Children are enumerated, not waited for with P_ALL: any thread's wait reports
 	 * the ptrace stops of the notification thread's tracees too, and one consumed
 	 * here would leave that thread waiting forever. Only exits are collected.
-	 * Orphans are given to the first live thread of the subreaper, this one, and
-	 * only this thread forks: its own list is the whole list.
 	 */
-	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	for (char *s = buf, *end; *s; s = end) {
-		long pid = strtol(s, &end, 10);
+	size_t n = sv_children(pids, ARRAY_SIZE(pids));
+	for (size_t i = 0; i < n; i++) {
 		siginfo_t si = {0};
-		if (end == s)
-			break;
-		if (pid <= 0 || pid == l->sv->agent ||
-		    waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+		if (pids[i] == l->sv->agent ||
+		    waitid(P_PID, (id_t)pids[i], &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
 		    si.si_pid == 0 ||
 		    (si.si_code != CLD_EXITED && si.si_code != CLD_KILLED &&
 		     si.si_code != CLD_DUMPED))
 			continue;
-		waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG);
+		waitid(P_PID, (id_t)pids[i], &si, WEXITED | WNOHANG);
 	}
 }
 

@@ -509,20 +509,6 @@ after_command(struct sv_call *c)
 	ticket_free(t);
 }
 
-static int
-seize(struct sv_call *c)
-{
-	if (ptrace(PTRACE_SEIZE, c->tid, 0, PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL) < 0)
-		return -errno;
-	/* Queued now, it stops the thread on its way back if the exec fails. */
-	if (ptrace(PTRACE_INTERRUPT, c->tid, 0, 0) < 0) {
-		int e = errno;
-		ptrace(PTRACE_DETACH, c->tid, 0, 0);
-		return -e;
-	}
-	return 0;
-}
-
 /* The shim's exec stop: the image must be the shim. */
 static void
 after_shim(struct sv_call *c)
@@ -648,7 +634,7 @@ sv_redirect_begin(struct sv_call *c)
 	int r = hand_ticket(c, c->ticket);
 
 	if (r == 0)
-		r = seize(c);
+		r = sv_exec_seize(c);
 	if (r < 0) {
 		c->ticket = ticket_free(c->ticket);
 		return r;

@@ -170,6 +170,18 @@ int sv_path_error(struct sv_call *c, const struct sv_path *p, int err, enum poli
 int sv_path_parent(struct sv_call *c, const struct sv_path *p, uint64_t resolve, char *name,
                    size_t size);
 
+/*
+ * Seizes the thread of an exec (PTRACE_O_TRACEEXEC, and an interrupt queued for
+ * a failed exec): its exec stop or interrupt stop reports to this thread.
+ */
+int sv_exec_seize(struct sv_call *c);
+
+/*
+ * The pids of this process's children (orphans come to its first thread, the
+ * only one that forks): at most max, into pids. Returns how many.
+ */
+size_t sv_children(pid_t *pids, size_t max);
+
 /* ---- exec redirection (redirect.c) ---- */
 
 /*
