@@ -6,7 +6,10 @@
  * which needs no trip to the supervisor and cannot be raced.
  */
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
 #include <linux/sched.h>
+#include <stddef.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -273,7 +276,6 @@ static const struct {
 };
 
 #define NR_KNOWN_MAX 469 /* the newest number this table has decided */
-#define NR_CEILING   1024
 
 static int
 add_newer_rules(scmp_filter_ctx ctx)
@@ -282,10 +284,25 @@ add_newer_rules(scmp_filter_ctx ctx)
 
 	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(newer_enosys); i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), newer_enosys[i].nr, 0);
-	for (int nr = NR_KNOWN_MAX + 1; r == 0 && nr < NR_CEILING; nr++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
 	return r;
 }
+
+/*
+ * Numbers above NR_KNOWN_MAX get ENOSYS from a few instructions of our own,
+ * placed before libseccomp's program (one rule per number made the program
+ * hundreds of instructions longer and took milliseconds to build). It only
+ * jumps forward to the program's start, so none of libseccomp's jumps moves.
+ * A foreign architecture or an x32 number goes straight on to the program,
+ * which kills it.
+ */
+static const struct sock_filter newer_prefix[] = {
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 4),
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+    BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000 /* __X32_SYSCALL_BIT */, 2, 0),
+    BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, NR_KNOWN_MAX, 0, 1),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+};
 
 static int
 add_argument_rules(scmp_filter_ctx ctx)
@@ -327,18 +344,21 @@ export_bpf(scmp_filter_ctx ctx, struct sock_fprog *ret)
 		return r;
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) ||
-	    st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS)
+	if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter))
 		return -E2BIG;
-	struct sock_filter *insns = malloc((size_t)st.st_size);
+	size_t n = (size_t)st.st_size / sizeof(struct sock_filter) + ARRAY_SIZE(newer_prefix);
+	if (n > BPF_MAXINSNS)
+		return -E2BIG;
+	struct sock_filter *insns = malloc(n * sizeof(*insns));
 	if (!insns)
 		return -ENOMEM;
-	if (pread(fd, insns, (size_t)st.st_size, 0) != st.st_size) {
+	memcpy(insns, newer_prefix, sizeof(newer_prefix));
+	if (pread(fd, insns + ARRAY_SIZE(newer_prefix), (size_t)st.st_size, 0) != st.st_size) {
 		free(insns);
 		return -EIO;
 	}
 	ret->filter = insns;
-	ret->len = (unsigned short)(st.st_size / sizeof(struct sock_filter));
+	ret->len = (unsigned short)n;
 	return 0;
 }
 
