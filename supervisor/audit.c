@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The NDJSON audit sink (see audit.h). */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -16,7 +17,12 @@
 #define AUDIT_FLUSH (64u << 10) /* write out once this much is waiting */
 #define COMM_SLOTS  256
 
+/*
+ * One lock over the buffer, the line stream and the comm cache: the
+ * notification threads write lines, the main thread flushes them.
+ */
 struct audit {
+	pthread_mutex_t lock;
 	int fd;
 	enum policy_audit_level level;
 	char session[33];
@@ -42,6 +48,7 @@ audit_open(const char *path, enum policy_audit_level level, struct audit **ret)
 	struct audit *a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
+	pthread_mutex_init(&a->lock, NULL);
 	a->level = level;
 	a->buf = malloc(AUDIT_BUF);
 	/* Our own open file description, so that O_NONBLOCK touches nobody else's stdout. */
@@ -83,6 +90,24 @@ timestamp(char *out, size_t size)
 	snprintf(out + n, size - n, ".%06ldZ", ts.tv_nsec / 1000);
 }
 
+/* Writes out what waits, without blocking; the caller holds the lock. */
+static void
+flush(struct audit *a)
+{
+	if (a->len == 0)
+		return;
+	ssize_t n = write(a->fd, a->buf, a->len);
+	if (n < 0) {
+		/* Full disk, closed pipe, slow reader: drop what waits, count the lines. */
+		for (size_t i = 0; i < a->len; i++)
+			a->lost += a->buf[i] == '\n';
+		a->len = 0;
+		return;
+	}
+	memmove(a->buf, a->buf + n, a->len - (size_t)n);
+	a->len -= (size_t)n;
+}
+
 /* Appends the line in scratch to the buffer, or counts it lost. */
 static void
 commit(struct audit *a, FILE *f)
@@ -100,7 +125,7 @@ commit(struct audit *a, FILE *f)
 	a->len += (size_t)n;
 	a->buf[a->len++] = '\n';
 	if (a->len >= AUDIT_FLUSH)
-		audit_flush(a);
+		flush(a);
 }
 
 static FILE *
@@ -142,6 +167,7 @@ audit_session(struct audit *a, const struct policy *p, const char *cwd, const ch
 
 	if (!a)
 		return;
+	pthread_mutex_lock(&a->lock);
 	FILE *f = begin(a, "session");
 	const char *src = policy_source(p, &len);
 	sha256_hex(src, len, sha);
@@ -175,7 +201,8 @@ audit_session(struct audit *a, const struct policy *p, const char *cwd, const ch
 		        MOAT_VERSION, sha);
 	}
 	commit(a, f);
-	audit_flush(a);
+	flush(a);
+	pthread_mutex_unlock(&a->lock);
 }
 
 /* The command name of a thread, from a small cache (a read of /proc per new thread). */
@@ -207,6 +234,7 @@ audit_call(struct audit *a, const struct sv_call *c)
 	bool denied = c->decided ? !c->allowed : c->err == EPERM;
 	if (a->level == POLICY_AUDIT_DENY && !denied)
 		return;
+	pthread_mutex_lock(&a->lock);
 	/* An exec replaces the image: the next line of this thread has a new comm. */
 	if (strncmp(c->name, "execve", 6) == 0)
 		a->comm[(unsigned)c->tid % COMM_SLOTS].tid = 0;
@@ -242,29 +270,17 @@ audit_call(struct audit *a, const struct sv_call *c)
 		fputs("null", f);
 	fputc('}', f);
 	commit(a, f);
-}
-
-bool
-audit_pending(const struct audit *a)
-{
-	return a && a->len > 0;
+	pthread_mutex_unlock(&a->lock);
 }
 
 void
 audit_flush(struct audit *a)
 {
-	if (!a || a->len == 0)
+	if (!a)
 		return;
-	ssize_t n = write(a->fd, a->buf, a->len);
-	if (n < 0) {
-		/* Full disk, closed pipe, slow reader: drop what waits, count the lines. */
-		for (size_t i = 0; i < a->len; i++)
-			a->lost += a->buf[i] == '\n';
-		a->len = 0;
-		return;
-	}
-	memmove(a->buf, a->buf + n, a->len - (size_t)n);
-	a->len -= (size_t)n;
+	pthread_mutex_lock(&a->lock);
+	flush(a);
+	pthread_mutex_unlock(&a->lock);
 }
 
 uint64_t
@@ -274,7 +290,7 @@ audit_close(struct audit *a)
 		return 0;
 	/* At exit a slow reader may get a moment, but never an unbounded wait. */
 	for (int i = 0; i < 50 && a->len; i++) {
-		audit_flush(a);
+		flush(a);
 		if (a->len)
 			usleep(10000);
 	}
@@ -284,6 +300,7 @@ audit_close(struct audit *a)
 	close(a->fd);
 	fclose(a->line);
 	free(a->buf);
+	pthread_mutex_destroy(&a->lock);
 	free(a);
 	return lost;
 }

@@ -23,7 +23,6 @@ int audit_open(const char *path, enum policy_audit_level level, struct audit **r
 void audit_session(struct audit *a, const struct policy *p, const char *cwd,
                    const char *const *argv);
 void audit_call(struct audit *a, const struct sv_call *c);
-bool audit_pending(const struct audit *a);
 void audit_flush(struct audit *a);
 /* Flushes, closes, and returns the number of lines lost. */
 uint64_t audit_close(struct audit *a);

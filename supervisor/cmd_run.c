@@ -51,6 +51,10 @@ static const char run_help[] =
     "  --audit-level deny|all  log denials only (default) or every decision\n"
     "  -h, --help              show this help\n"
     "\n"
+    "Environment:\n"
+    "  MOAT_NOTIFY_THREADS=N   threads that receive CMD's trapped calls, 1 to 4\n"
+    "                          (default 2; more serve a multi-threaded CMD side by side)\n"
+    "\n"
     "Exit status: CMD's own; 128+N if CMD was killed by signal N; 125 if moat itself\n"
     "failed (bad policy, bad arguments, no seccomp); 126/127 if CMD could not be\n"
     "executed or found.\n";
@@ -61,6 +65,7 @@ struct run_opts {
 	struct cli_policy cp;
 	const char *audit_path;
 	int audit_level; /* -1: the policy's */
+	size_t receivers;
 };
 
 static int
@@ -104,6 +109,19 @@ parse(int argc, char **argv, struct run_opts *o)
 	}
 	if (optind >= argc)
 		return cli_usage_error("run", "no command given (moat run -- CMD [ARGS...])"), -2;
+	o->receivers = SV_RECEIVERS_DEFAULT;
+	const char *env = getenv("MOAT_NOTIFY_THREADS");
+	if (env && *env) {
+		char *end;
+		long n = strtol(env, &end, 10);
+		if (*end || n < 1 || n > SV_RECEIVERS_MAX)
+			return cli_usage_error(
+			           "run",
+			           "MOAT_NOTIFY_THREADS='%s': expected a number from 1 to %d", env,
+			           SV_RECEIVERS_MAX),
+			       -2;
+		o->receivers = (size_t)n;
+	}
 	return optind;
 }
 
@@ -115,22 +133,6 @@ foreground_tty(void)
 		if (isatty(fd) && tcgetpgrp(fd) == getpgrp())
 			return fd;
 	return -1;
-}
-
-static int
-alloc_buffers(struct sv *sv)
-{
-	struct seccomp_notif_sizes sizes;
-
-	if (sys_seccomp(SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
-		return -errno;
-	sv->req_size =
-	    sizes.seccomp_notif > sizeof(*sv->req) ? sizes.seccomp_notif : sizeof(*sv->req);
-	sv->resp_size = sizes.seccomp_notif_resp > sizeof(*sv->resp) ? sizes.seccomp_notif_resp
-	                                                             : sizeof(*sv->resp);
-	sv->req = calloc(1, sv->req_size);
-	sv->resp = calloc(1, sv->resp_size);
-	return sv->req && sv->resp ? 0 : -ENOMEM;
 }
 
 /*
@@ -214,12 +216,15 @@ hand_ticket(void *data, const char *ticket, const struct proto_msg *exec, int co
 static int
 supervise(struct run_opts *o, char **cmd)
 {
-	struct sv sv = {.tty_fd = -1, .proc_fd = -1, .self_fd = -1};
+	struct sv sv = {
+	    .tty_fd = -1, .proc_fd = -1, .self_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
 	struct sv_agent agent = {.pidfd = -1, .notify_fd = -1};
 	struct runner_link runner = {.control = -1};
 	char *agent_group = NULL;
 	struct sock_fprog prog = {0};
-	pid_t tids[3 + WORKERS] = {gettid()};
+	/* The threads the filter protects: main, runner, pool workers, notification threads. */
+	pid_t tids[2 + WORKERS + SV_NOTIFY_THREADS_MAX] = {gettid()};
+	size_t n_tids = 2 + WORKERS, n_notify = 0;
 	bool notify_started = false;
 	int status = EXIT_MOAT;
 
@@ -245,8 +250,8 @@ supervise(struct run_opts *o, char **cmd)
 	sv.denied = denied;
 	sv.proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	sv.self_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (sv.proc_fd < 0 || sv.self_fd < 0 || (r = alloc_buffers(&sv)) < 0) {
-		log_error_errno(r < 0 ? r : -errno, "run: /proc or seccomp sizes");
+	if (sv.proc_fd < 0 || sv.self_fd < 0) {
+		log_error_errno(-errno, "run: /proc");
 		goto out;
 	}
 	if (redirects(sv.policy)) {
@@ -271,7 +276,7 @@ supervise(struct run_opts *o, char **cmd)
 			log_error_errno(r, "run: starting the runner");
 			goto out;
 		}
-		tids[2 + WORKERS] = runner.pid; /* out of the agent's reach, as the supervisor is */
+		tids[1] = runner.pid; /* out of the agent's reach, as the supervisor is */
 		sv.hand_ticket = hand_ticket;
 		sv.hand_ticket_data = &runner;
 		snprintf(sv.session, sizeof(sv.session), "moat-%d", (int)getpid());
@@ -285,17 +290,23 @@ supervise(struct run_opts *o, char **cmd)
 	/* I/O signals could only come from a descriptor owner the filter refuses: ignore anyway. */
 	signal(SIGIO, SIG_IGN);
 	signal(SIGURG, SIG_IGN);
-	if ((r = sv_pool_start(WORKERS, &sv.pool, tids + 2)) < 0 ||
-	    (r = sv_notify_start(&sv, &tids[1])) < 0) {
+	if ((r = sv_pool_start(WORKERS, &sv.pool, tids + 2)) == 0) {
+		r = sv_notify_start(&sv, o->receivers, tids + n_tids, ARRAY_SIZE(tids) - n_tids,
+		                    &n_notify);
+		notify_started = n_notify > 0;
+		n_tids += n_notify;
+	}
+	if (r < 0) {
 		log_error_errno(r, "run: starting threads");
 		goto out;
 	}
-	notify_started = true;
+	if (!runner.pid)
+		tids[1] = tids[0]; /* no runner: the slot repeats the main thread */
 	struct sv_filter_opts fo = {
 	    .supervisor_pid = getpid(),
 	    .supervisor_pgrp = getpgrp(),
 	    .supervisor_tids = tids,
-	    .n_supervisor_tids = ARRAY_SIZE(tids) - (runner.pid ? 0 : 1),
+	    .n_supervisor_tids = n_tids,
 	};
 	r = sv_filter_build(&fo, &prog);
 	if (r < 0) {
@@ -364,8 +375,6 @@ out:
 	uint64_t lost = audit_close(sv.audit);
 	if (lost)
 		log_error("run: audit: %llu lines could not be written", (unsigned long long)lost);
-	free(sv.req);
-	free(sv.resp);
 	free(prog.filter);
 	denyset_free((struct denyset *)sv.denied);
 	free(sv.mounts);

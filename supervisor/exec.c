@@ -39,7 +39,7 @@
 
 /*
  * What the exec at hand may become. One exec is verified at a time, on the
- * notification thread, between the answer and the next call: static storage.
+ * tracer thread (notify.c), between the answer and the next exec: static storage.
  */
 static struct {
 	char cmdline[ARGV_TEXT_MAX]; /* NUL-separated, as /proc/PID/cmdline */
@@ -206,7 +206,7 @@ check_next(struct sv_call *c, const char *path, int *ret_fd)
 	sv_path_done(&p);
 	if (fd < 0)
 		return 0; /* missing: the kernel reports it itself */
-	int r = sv_decide_fd(c, fd, false, POLICY_EXEC);
+	int r = sv_decide_fd(c, fd, NULL, false, POLICY_EXEC);
 	if (r == 0)
 		r = add_image(c, fd);
 	if (r < 0) {
@@ -505,7 +505,7 @@ do_exec(struct sv_call *c, int dirfd, uint64_t path, uint64_t argv_addr, uint64_
 	}
 	int r = tgt_read_string(c, path, raw, sizeof(raw));
 	if (r >= 0)
-		r = sv_path_set(c, dirfd, raw, flags & AT_EMPTY_PATH, &p);
+		r = sv_path_set(c, dirfd, raw, flags & AT_EMPTY_PATH ? SV_PATH_EMPTY_OK : 0, &p);
 	if (r < 0) {
 		c->err = -r;
 		return;
@@ -520,7 +520,7 @@ do_exec(struct sv_call *c, int dirfd, uint64_t path, uint64_t argv_addr, uint64_
 		return;
 	}
 	want.n_paths = 0;
-	r = sv_decide_fd(c, fd, p.own_fd || p.len == 0, POLICY_EXEC);
+	r = sv_decide_fd(c, fd, NULL, p.own_fd || p.len == 0, POLICY_EXEC);
 	if (r == 0)
 		r = read_argv(c, argv_addr); /* the count */
 	if (r >= 0)

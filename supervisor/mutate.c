@@ -24,6 +24,9 @@
 #include "moat/sys.h"
 #include "sv.h"
 
+_Static_assert(XATTR_SIZE_MAX <= SV_SCRATCH_SIZE && XATTR_LIST_MAX <= SV_SCRATCH_SIZE,
+               "an xattr value or list fits the scratch buffer");
+
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
 #endif
@@ -52,7 +55,7 @@ name_open(struct sv_call *c, int dirfd, uint64_t addr, struct name *n)
 	char canon[PATH_MAX], full[PATH_MAX];
 
 	n->dir = -1;
-	int r = sv_path_read(c, dirfd, addr, false, &n->p);
+	int r = sv_path_read(c, dirfd, addr, 0, &n->p);
 	if (r < 0)
 		return r;
 	n->dir = sv_path_parent(c, &n->p, 0, n->last, sizeof(n->last));
@@ -293,21 +296,21 @@ object_open(struct sv_call *c, int dirfd, uint64_t addr, bool empty_ok, bool nof
 {
 	struct sv_path p;
 
-	int r = sv_path_read(c, dirfd, addr, empty_ok, &p);
+	int r = sv_path_read(c, dirfd, addr, empty_ok ? SV_PATH_EMPTY_OK : 0, &p);
 	if (r < 0)
 		return r;
-	int fd = p.len == 0 ? TAKE_FD(p.base) : sv_path_open(c, &p, nofollow ? O_NOFOLLOW : 0, 0);
-	if (fd < 0) {
-		r = sv_path_error(c, &p, fd, a);
-	} else {
-		r = sv_decide_fd(c, fd, p.own_fd || p.len == 0, a);
-		if (r < 0)
-			close(fd);
-		else
-			r = fd;
+	if (p.len > 0) {
+		r = sv_path_decide(c, &p, nofollow ? O_NOFOLLOW : 0, a);
+		sv_path_done(&p);
+		return r;
 	}
-	sv_path_done(&p);
-	return r;
+	int fd = TAKE_FD(p.base);
+	r = sv_decide_fd(c, fd, NULL, true, a);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
 }
 
 /* The target's fd, decided for a. */
@@ -317,7 +320,7 @@ fd_open(struct sv_call *c, int tfd, enum policy_access a)
 	int fd = tgt_getfd(c, tfd);
 	if (fd < 0)
 		return fd == -ESRCH ? fd : -EBADF;
-	int r = sv_decide_fd(c, fd, true, a);
+	int r = sv_decide_fd(c, fd, NULL, true, a);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -682,8 +685,8 @@ get_xattr(struct sv_call *c, bool by_fd, bool nofollow)
 {
 	const __u64 *a = c->req->data.args;
 	char name[XATTR_NAME_MAX + 1], link[64];
-	static char value[XATTR_SIZE_MAX];
-	size_t size = a[3] > sizeof(value) ? sizeof(value) : a[3];
+	char *value = c->scratch;
+	size_t size = a[3] > XATTR_SIZE_MAX ? XATTR_SIZE_MAX : a[3];
 
 	int r = xattr_name(c, a[1], name, sizeof(name));
 	int fd = r < 0 ? r : xattr_object(c, by_fd, nofollow, POLICY_STAT);
@@ -700,9 +703,9 @@ static void
 list_xattr(struct sv_call *c, bool by_fd, bool nofollow)
 {
 	const __u64 *a = c->req->data.args;
-	static char list[XATTR_LIST_MAX];
+	char *list = c->scratch;
 	char link[64];
-	size_t size = a[2] > sizeof(list) ? sizeof(list) : a[2];
+	size_t size = a[2] > XATTR_LIST_MAX ? XATTR_LIST_MAX : a[2];
 
 	int fd = xattr_object(c, by_fd, nofollow, POLICY_STAT);
 	if (fd < 0) {
@@ -731,9 +734,9 @@ set_xattr(struct sv_call *c, bool by_fd, bool nofollow)
 {
 	const __u64 *a = c->req->data.args;
 	char name[XATTR_NAME_MAX + 1], link[64];
-	static char value[XATTR_SIZE_MAX];
+	char *value = c->scratch;
 
-	if (a[3] > sizeof(value)) {
+	if (a[3] > XATTR_SIZE_MAX) {
 		c->err = E2BIG;
 		return;
 	}

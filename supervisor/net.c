@@ -32,7 +32,7 @@
 #include "sv.h"
 
 /* The largest datagram the supervisor carries for a target. */
-#define DGRAM_MAX   (256u * 1024)
+#define DGRAM_MAX   SV_SCRATCH_SIZE
 #define MMSG_MAX    64
 #define CONTROL_MAX 4096
 
@@ -381,7 +381,7 @@ deferred_send(void *arg)
 }
 
 /*
- * Sends m on our copy of the socket without blocking the notification thread:
+ * Sends m on our copy of the socket without blocking a notification thread:
  * MSG_DONTWAIT first, and if a blocking socket would block, the send moves to a
  * worker (which owns sock, file and fds from then on). Returns bytes sent, -errno,
  * or 0 with c->replied set.
@@ -444,7 +444,7 @@ sv_sendto(struct sv_call *c)
 	struct sock s = {.fd = -1};
 	socklen_t len;
 	int file = -1;
-	static char buf[DGRAM_MAX];
+	char *buf = c->scratch;
 
 	/* No address: the socket's own peer, decided at connect. Registers only. */
 	if (a[4] == 0) {
@@ -458,7 +458,7 @@ sv_sendto(struct sv_call *c)
 		c->cont = true;
 		return;
 	}
-	if (r == 0 && a[2] > sizeof(buf))
+	if (r == 0 && a[2] > DGRAM_MAX)
 		r = -EMSGSIZE;
 	if (r == 0)
 		r = read_addr(c, a[4], a[5], &ss, &len);
@@ -492,7 +492,7 @@ send_one(struct sv_call *c, const struct sock *s, uint64_t msg_addr, int flags, 
 	struct msghdr m;
 	struct sockaddr_storage ss;
 	struct iovec tiov[64];
-	static char data[DGRAM_MAX];
+	char *data = c->scratch;
 	char control[CONTROL_MAX];
 	socklen_t len = 0;
 	size_t total = 0;
@@ -514,7 +514,7 @@ send_one(struct sv_call *c, const struct sock *s, uint64_t msg_addr, int flags, 
 	if (m.msg_iovlen)
 		r = tgt_read(c, (uint64_t)(uintptr_t)m.msg_iov, tiov, m.msg_iovlen * sizeof(*tiov));
 	for (size_t i = 0; r == 0 && i < m.msg_iovlen; i++) {
-		if (tiov[i].iov_len > sizeof(data) - total) {
+		if (tiov[i].iov_len > DGRAM_MAX - total) {
 			r = -EMSGSIZE;
 			break;
 		}

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The notification thread and the control plane.
+ * The notification threads and the control plane.
  *
- * One thread blocks in SECCOMP_IOCTL_NOTIF_RECV, runs the handler of each call
- * from a table indexed by syscall number and sends the answer, with
+ * Receiver threads block in SECCOMP_IOCTL_NOTIF_RECV, run the handler of each
+ * call from a table indexed by syscall number and send the answer, with
  * SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP so that target and supervisor hand the CPU
- * to each other instead of waking across CPUs. (A dedicated blocking reader
- * measured faster than poll() + RECV: bench/run.sh.) A trapped call without a
- * handler is refused: a gap in the table fails closed.
+ * to each other instead of waking across CPUs. (Dedicated blocking readers
+ * measured faster than poll() + RECV: bench/run.sh.) Execs go to one tracer
+ * thread. A trapped call without a handler is refused: a gap in the table
+ * fails closed.
  *
  * The main thread runs libevent: the agent's exit (its pidfd), signals to
  * forward (a signalfd), Ctrl-Z, and the audit flush timer.
@@ -19,6 +20,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <string.h>
@@ -106,6 +109,7 @@ static const struct {
 static sv_handler by_nr[NR_MAX];
 static const char *names[NR_MAX];
 
+/* Filled once, before any notification thread runs: read-only afterwards. */
 static void
 build_table(void)
 {
@@ -113,6 +117,12 @@ build_table(void)
 		int nr = sv_syscall_nr(handlers[i].name);
 		if (nr >= 0 && nr < NR_MAX)
 			by_nr[nr] = handlers[i].handler;
+	}
+	for (int nr = 0; nr < NR_MAX; nr++) {
+		if (names[nr])
+			continue;
+		char *n = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+		names[nr] = n ? n : "?";
 	}
 }
 
@@ -123,25 +133,18 @@ sv_handler_for(int nr, const char **ret_name)
 		*ret_name = "?";
 		return NULL;
 	}
-	if (!names[nr]) {
-		char *n = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
-		names[nr] = n ? n : "?";
-	}
-	*ret_name = names[nr];
+	*ret_name = names[nr] ? names[nr] : "?";
 	return by_nr[nr];
 }
 
+/* Runs the handler of the call in req and sends its answer (unless the handler did). */
 static void
-handle(struct sv *sv)
+run_call(struct sv *sv, const struct seccomp_notif *req, struct seccomp_notif_resp *resp,
+         size_t resp_size, char *scratch)
 {
-	struct sv_call c = {.sv = sv, .req = sv->req};
+	struct sv_call c = {
+	    .sv = sv, .req = req, .scratch = scratch, .tid = (pid_t)req->pid, .nr = req->data.nr};
 
-	sv_redirect_poll(sv);
-	memset(sv->req, 0, sv->req_size);
-	if (sys_notif_recv(sv->notify_fd, sv->req) < 0)
-		return; /* ENOENT: the target died before we read the call; EINTR: stop */
-	c.tid = (pid_t)sv->req->pid;
-	c.nr = sv->req->data.nr;
 	sv_handler h = sv_handler_for(c.nr, &c.name);
 	if (h)
 		h(&c);
@@ -151,22 +154,25 @@ handle(struct sv *sv)
 		audit_call(sv->audit, &c);
 		return;
 	}
-	memset(sv->resp, 0, sv->resp_size);
-	sv->resp->id = sv->req->id;
+	memset(resp, 0, resp_size);
+	resp->id = req->id;
 	if (c.cont) {
-		sv->resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	} else {
-		sv->resp->error = c.err ? -c.err : 0;
-		sv->resp->val = c.err ? 0 : c.val;
+		resp->error = c.err ? -c.err : 0;
+		resp->val = c.err ? 0 : c.val;
 	}
-	sys_notif_send(sv->notify_fd, sv->resp); /* ENOENT: it died meanwhile */
+	sys_notif_send(sv->notify_fd, resp); /* ENOENT: it died meanwhile */
 	if (c.after)
 		c.after(&c);
 	audit_call(sv->audit, &c);
 }
 
-/* Interrupts the notification thread's RECV when it is time to stop. */
+/* Interrupts the threads' RECV, poll and waitpid when it is time to stop. */
 #define SIG_STOP_NOTIFY (SIGRTMIN + 1)
+
+/* Execs waiting for the tracer thread. A full queue holds the receiving thread back. */
+#define EXEC_QUEUE_MAX 256
 
 static void
 on_stop_signal(int sig)
@@ -174,81 +180,257 @@ on_stop_signal(int sig)
 	(void)sig;
 }
 
-struct notify_thread {
-	struct sv *sv;
+struct worker {
 	pthread_t thread;
-	int gate[2]; /* the listener fd arrives here once the agent is started */
 	pid_t tid;
-	pthread_mutex_t lock;
-	pthread_cond_t started;
-	atomic_bool stopping;
+	bool tracer;
+	struct seccomp_notif *req;
+	struct seccomp_notif_resp *resp;
+	char *scratch; /* SV_SCRATCH_SIZE */
 };
 
-static struct notify_thread nt = {.lock = PTHREAD_MUTEX_INITIALIZER,
-                                  .started = PTHREAD_COND_INITIALIZER};
+static struct {
+	struct sv *sv;
+	struct worker w[SV_NOTIFY_THREADS_MAX];
+	size_t n; /* receivers first, the tracer last */
+	size_t req_size, resp_size;
+	pthread_mutex_t lock;
+	pthread_cond_t changed; /* a thread started, the listener arrived, the queue moved */
+	size_t n_started;
+	bool go;
+	atomic_bool stopping;
+	/* The exec queue: requests copied whole, req_size bytes each. */
+	unsigned char *queue;
+	size_t head, len;
+	int wake; /* eventfd: the tracer has execs to run */
+} nt = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER, .wake = -1};
+
+static bool
+is_exec(int nr)
+{
+	return nr == __NR_execve || nr == __NR_execveat;
+}
+
+static void
+queue_push(const struct seccomp_notif *req)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&nt.lock);
+	while (nt.len == EXEC_QUEUE_MAX && !atomic_load(&nt.stopping))
+		pthread_cond_wait(&nt.changed, &nt.lock);
+	if (nt.len < EXEC_QUEUE_MAX) {
+		size_t slot = (nt.head + nt.len++) % EXEC_QUEUE_MAX;
+		memcpy(nt.queue + slot * nt.req_size, req, nt.req_size);
+	}
+	pthread_mutex_unlock(&nt.lock);
+	(void)!write(nt.wake, &one, sizeof(one));
+}
+
+static bool
+queue_pop(struct seccomp_notif *req)
+{
+	bool got = false;
+
+	pthread_mutex_lock(&nt.lock);
+	if (nt.len > 0) {
+		memcpy(req, nt.queue + nt.head * nt.req_size, nt.req_size);
+		nt.head = (nt.head + 1) % EXEC_QUEUE_MAX;
+		nt.len--;
+		got = true;
+		pthread_cond_broadcast(&nt.changed);
+	}
+	pthread_mutex_unlock(&nt.lock);
+	return got;
+}
+
+/* The listener hangs up once no process uses its filter any more. */
+static bool
+filter_unused(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLHUP);
+}
+
+/*
+ * A receiver. More than one block in RECV at once: a multi-threaded agent
+ * (git's preload threads, node's thread pool) has its calls handled side by
+ * side, and a target's next call finds a receiver waiting on its own CPU while
+ * the one that answered with ADDFD is still being woken on another.
+ */
+static void
+receive(struct sv *sv, struct worker *w)
+{
+	while (!atomic_load(&nt.stopping)) {
+		memset(w->req, 0, nt.req_size);
+		int r = sys_notif_recv(sv->notify_fd, w->req);
+		if (r == -ENOENT && filter_unused(sv->notify_fd))
+			break; /* every process under the filter is gone: RECV would not block */
+		if (r < 0)
+			continue; /* ENOENT: the target died before we read the call; EINTR: stop */
+		if (is_exec(w->req->data.nr))
+			queue_push(w->req);
+		else
+			run_call(sv, w->req, w->resp, nt.resp_size, w->scratch);
+	}
+}
+
+/*
+ * The tracer: every exec, and everything after it, runs here, because ptrace
+ * requests are answered only to the thread that seized the tracee, and an exec
+ * is followed to its exec stop and, if redirected, to the stand-in's.
+ */
+static void
+trace(struct sv *sv, struct worker *w)
+{
+	uint64_t n;
+
+	while (!atomic_load(&nt.stopping)) {
+		sv_redirect_wait(sv, nt.wake);
+		(void)!read(nt.wake, &n, sizeof(n));
+		while (!atomic_load(&nt.stopping) && queue_pop(w->req))
+			run_call(sv, w->req, w->resp, nt.resp_size, w->scratch);
+	}
+}
 
 static void *
 serve(void *arg)
 {
-	struct sv *sv = arg;
+	struct worker *w = arg;
+	struct sv *sv = nt.sv;
 	sigset_t mask;
-	int fd;
 
 	sigfillset(&mask);
 	sigdelset(&mask, SIG_STOP_NOTIFY);
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	pthread_mutex_lock(&nt.lock);
-	nt.tid = gettid();
-	pthread_cond_signal(&nt.started);
+	w->tid = gettid();
+	nt.n_started++;
+	pthread_cond_broadcast(&nt.changed);
+	while (!nt.go && !atomic_load(&nt.stopping))
+		pthread_cond_wait(&nt.changed, &nt.lock);
 	pthread_mutex_unlock(&nt.lock);
-
-	if (read(nt.gate[0], &fd, sizeof(fd)) != sizeof(fd) || fd < 0)
+	if (atomic_load(&nt.stopping))
 		return NULL;
-	sv->notify_fd = fd;
-	build_table();
-	/* Linux 6.6+; without it the loop is correct, only slower. */
-	(void)sys_notif_set_flags(fd, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
-	while (!atomic_load(&nt.stopping))
-		handle(sv);
+	if (w->tracer)
+		trace(sv, w);
+	else
+		receive(sv, w);
 	return NULL;
 }
 
+static int
+alloc_buffers(size_t n)
+{
+	struct seccomp_notif_sizes sizes;
+
+	if (sys_seccomp(SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
+		return -errno;
+	nt.req_size = sizes.seccomp_notif > sizeof(struct seccomp_notif)
+	                  ? sizes.seccomp_notif
+	                  : sizeof(struct seccomp_notif);
+	nt.resp_size = sizes.seccomp_notif_resp > sizeof(struct seccomp_notif_resp)
+	                   ? sizes.seccomp_notif_resp
+	                   : sizeof(struct seccomp_notif_resp);
+	nt.queue = calloc(EXEC_QUEUE_MAX, nt.req_size);
+	if (!nt.queue)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		nt.w[i].req = calloc(1, nt.req_size);
+		nt.w[i].resp = calloc(1, nt.resp_size);
+		nt.w[i].scratch = malloc(SV_SCRATCH_SIZE);
+		if (!nt.w[i].req || !nt.w[i].resp || !nt.w[i].scratch)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void
+free_buffers(void)
+{
+	for (size_t i = 0; i < SV_NOTIFY_THREADS_MAX; i++) {
+		free(nt.w[i].req);
+		free(nt.w[i].resp);
+		free(nt.w[i].scratch);
+		nt.w[i] = (struct worker){0};
+	}
+	free(nt.queue);
+	nt.queue = NULL;
+	if (nt.wake >= 0)
+		close(nt.wake);
+	nt.wake = -1;
+}
+
 int
-sv_notify_start(struct sv *sv, pid_t *ret_tid)
+sv_notify_start(struct sv *sv, size_t receivers, pid_t *tids, size_t max, size_t *ret_n)
 {
 	struct sigaction sa = {.sa_handler = on_stop_signal}; /* no SA_RESTART: RECV returns */
+	size_t n = receivers + 1;
+	int r = 0;
 
-	if (sigaction(SIG_STOP_NOTIFY, &sa, NULL) < 0 || pipe2(nt.gate, O_CLOEXEC) < 0)
+	*ret_n = 0;
+	if (receivers < 1 || n > SV_NOTIFY_THREADS_MAX || max < n)
+		return -EINVAL;
+	build_table();
+	if (sigaction(SIG_STOP_NOTIFY, &sa, NULL) < 0)
 		return -errno;
 	nt.sv = sv;
-	int r = pthread_create(&nt.thread, NULL, serve, sv);
-	if (r != 0)
-		return -r;
+	nt.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (nt.wake < 0)
+		return -errno;
+	r = alloc_buffers(n);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		nt.w[i].tracer = i == n - 1;
+		r = -pthread_create(&nt.w[i].thread, NULL, serve, &nt.w[i]);
+		nt.n += r == 0;
+	}
 	pthread_mutex_lock(&nt.lock);
-	while (!nt.tid)
-		pthread_cond_wait(&nt.started, &nt.lock);
-	*ret_tid = nt.tid;
+	while (nt.n_started < nt.n)
+		pthread_cond_wait(&nt.changed, &nt.lock);
 	pthread_mutex_unlock(&nt.lock);
-	return 0;
+	for (size_t i = 0; i < nt.n; i++)
+		tids[i] = nt.w[i].tid;
+	*ret_n = nt.n;
+	return r; /* on an error the caller stops what started */
 }
 
 void
 sv_notify_go(int notify_fd)
 {
-	if (write(nt.gate[1], &notify_fd, sizeof(notify_fd)) != sizeof(notify_fd))
-		abort(); /* a pipe of our own: cannot fail */
+	/* Linux 6.6+; without it the loop is correct, only slower. */
+	(void)sys_notif_set_flags(notify_fd, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	pthread_mutex_lock(&nt.lock);
+	nt.sv->notify_fd = notify_fd;
+	nt.go = true;
+	pthread_cond_broadcast(&nt.changed);
+	pthread_mutex_unlock(&nt.lock);
 }
 
 void
 sv_notify_stop(void)
 {
+	pthread_mutex_lock(&nt.lock);
 	atomic_store(&nt.stopping, true);
-	int none = -1;
-	(void)!write(nt.gate[1], &none, sizeof(none));
-	pthread_kill(nt.thread, SIG_STOP_NOTIFY);
-	pthread_join(nt.thread, NULL);
-	close(nt.gate[0]);
-	close(nt.gate[1]);
+	pthread_cond_broadcast(&nt.changed);
+	pthread_mutex_unlock(&nt.lock);
+	for (size_t i = 0; i < nt.n; i++)
+		pthread_kill(nt.w[i].thread, SIG_STOP_NOTIFY);
+	/* A signal that came between a thread's check and its RECV is sent again. */
+	for (size_t i = 0; i < nt.n; i++) {
+		for (;;) {
+			struct timespec t;
+			clock_gettime(CLOCK_REALTIME, &t);
+			t.tv_nsec += 10 * 1000 * 1000;
+			t.tv_sec += t.tv_nsec / 1000000000;
+			t.tv_nsec %= 1000000000;
+			if (pthread_timedjoin_np(nt.w[i].thread, NULL, &t) != ETIMEDOUT)
+				break;
+			pthread_kill(nt.w[i].thread, SIG_STOP_NOTIFY);
+		}
+	}
+	nt.n = 0;
+	free_buffers();
 }
 
 bool
@@ -367,7 +549,7 @@ reap_orphans(struct loop *l)
 
 	/*
 	 * Children are enumerated, not waited for with P_ALL: any thread's wait reports
-	 * the ptrace stops of the notification thread's tracees too, and one consumed
+	 * the ptrace stops of the tracer thread's tracees too, and one consumed
 	 * here would leave that thread waiting forever. Only exits are collected.
 	 */
 	size_t n = sv_children(pids, ARRAY_SIZE(pids));

@@ -178,7 +178,7 @@ open_tmpfile(struct sv_call *c, struct sv_path *p, uint64_t flags, mode_t mode, 
 		c->err = -sv_path_error(c, p, fd, POLICY_WRITE);
 		return;
 	}
-	int r = sv_decide_fd(c, fd, p->own_fd, POLICY_WRITE);
+	int r = sv_decide_fd(c, fd, NULL, p->own_fd, POLICY_WRITE);
 	if (r == 0)
 		r = tgt_umask(c, &um);
 	if (r < 0) {
@@ -258,13 +258,14 @@ do_open(struct sv_call *c, int dirfd, uint64_t addr, uint64_t flags, uint64_t mo
         uint64_t resolve)
 {
 	struct sv_path p;
+	char canon[PATH_MAX];
 	enum policy_access a = access_of(flags);
 	bool excl = (flags & O_CREAT) && (flags & O_EXCL);
 	int follow_flags = (flags & O_NOFOLLOW) || excl ? O_NOFOLLOW : 0;
 
-	int r = sv_path_read(c, dirfd, addr, false, &p);
-	if (r == 0 && p.s[0] == '/' && p.base < 0 &&
-	    (resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT))) {
+	bool scoped = resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT);
+	int r = sv_path_read(c, dirfd, addr, scoped ? SV_PATH_SCOPED : 0, &p);
+	if (r == 0 && p.s[0] == '/' && p.base < 0 && scoped) {
 		/* openat2 scoped to a dirfd (or the cwd): an absolute path is resolved inside it. */
 		r = tgt_dirfd(c, dirfd);
 		p.base = r;
@@ -287,9 +288,10 @@ do_open(struct sv_call *c, int dirfd, uint64_t addr, uint64_t flags, uint64_t mo
 		return;
 	}
 	for (int i = 0; i < FOLLOW_MAX; i++) {
-		int fd = sv_path_open(c, &p, follow_flags | (int)(flags & O_DIRECTORY), resolve);
+		int fd = sv_path_open_canon(c, &p, follow_flags | (int)(flags & O_DIRECTORY),
+		                            resolve, canon, sizeof(canon));
 		if (fd >= 0) {
-			r = sv_decide_fd(c, fd, p.own_fd, a);
+			r = sv_decide_fd(c, fd, canon, p.own_fd, a);
 			struct stat st;
 			if (r == 0 && !excl && (flags & O_CREAT) && fstat(fd, &st) == 0 &&
 			    S_ISDIR(st.st_mode))

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A fixed pool of worker threads for calls that block (opening a FIFO, a
- * blocking connect): they run off the notification thread and answer the call
+ * blocking connect): they run off the notification threads and answer the call
  * themselves. The threads exist before the agent does, so that the filter can
  * protect every one of their thread ids from the agent's signals.
  */

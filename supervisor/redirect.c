@@ -24,9 +24,9 @@
  *    sends can change it) and the shim relays stdio, signals, window size and
  *    the exit status.
  *
- * Everything runs on the notification thread: it is the tracer of every
+ * Everything runs on the tracer thread (notify.c): it is the tracer of every
  * seized thread. Between steps 2 and 3 the thread is traced but running; a
- * stand-in that dies there is collected through its pidfd (sv_redirect_poll).
+ * stand-in that dies there is collected through its pidfd (sv_redirect_wait).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -680,18 +680,17 @@ sv_redirect_standin(struct sv_call *c, uint64_t path_addr)
 }
 
 void
-sv_redirect_poll(struct sv *sv)
+sv_redirect_wait(struct sv *sv, int wake_fd)
 {
 	struct pollfd p[1 + STANDINS_MAX];
 	size_t n = 0;
 
-	if (!n_standins)
-		return;
-	p[n++] = (struct pollfd){.fd = sv->notify_fd, .events = POLLIN};
+	(void)sv;
+	p[n++] = (struct pollfd){.fd = wake_fd, .events = POLLIN};
 	for (size_t i = 0; i < n_standins; i++)
 		p[n++] = (struct pollfd){.fd = standins[i].pidfd, .events = POLLIN};
-	/* Not forever: a stand-in may also stop, and a stop shows on no descriptor. */
-	if (poll(p, n, 100) < 0)
+	/* Not forever while stand-ins wait: one may stop, and a stop shows on no descriptor. */
+	if (poll(p, n, n_standins ? 100 : -1) < 0)
 		return;
 	/*
 	 * A stand-in that died before its shim's exec is collected here, or its parent

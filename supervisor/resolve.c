@@ -81,18 +81,86 @@ rewrite_proc(struct sv_call *c, struct sv_path *p)
 	return 0;
 }
 
+/* Every component a plain name: no empty one (no "//", no trailing slash), no ".", "..". */
+static bool
+plain_names(const char *s, size_t len)
+{
+	if (len == 0 || s[len - 1] == '/')
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		if (i > 0 && s[i - 1] != '/')
+			continue;
+		const char *n = s + i;
+		if (n[0] == '/' || (n[0] == '.' && (n[1] == '/' || n[1] == '\0')) ||
+		    (n[0] == '.' && n[1] == '.' && (n[2] == '/' || n[2] == '\0')))
+			return false;
+	}
+	return true;
+}
+
+static bool
+plain_absolute(const char *s, size_t len)
+{
+	return len >= 2 && s[0] == '/' && plain_names(s + 1, len - 1);
+}
+
+/*
+ * A plain relative path from the cwd or a dirfd is made absolute from where that
+ * directory is (/proc/TID/cwd or /proc/TID/fd/N read as a link): one readlink,
+ * instead of opening the directory and, after the resolution, reading the
+ * result's path. The decision is about the object the absolute path reaches,
+ * which is the object the supervisor opens, so nothing is trusted that the target
+ * could change; a rename of the directory meanwhile can only make the call see
+ * it where it was. Returns 0 once p is absolute, else a negative number: the
+ * usual way must be taken (the path, or the directory's, is not plain).
+ */
+static int
+compose(struct sv_call *c, int dirfd, struct sv_path *p)
+{
+	static const char deleted[] = " (deleted)";
+	char rel[64], base[PATH_MAX];
+
+	if (p->s[0] == '/' || !plain_names(p->s, p->len))
+		return -EINVAL;
+	if (dirfd == AT_FDCWD)
+		snprintf(rel, sizeof(rel), "%d/cwd", c->tid);
+	else if (dirfd >= 0)
+		snprintf(rel, sizeof(rel), "%d/fd/%d", c->tid, dirfd);
+	else
+		return -EBADF;
+	ssize_t n = readlinkat(c->sv->proc_fd, rel, base, sizeof(base));
+	if (n <= 0 || (size_t)n >= sizeof(base))
+		return -EINVAL;
+	base[n] = '\0';
+	size_t dl = sizeof(deleted) - 1;
+	bool root = n == 1 && base[0] == '/';
+	if ((!root && !plain_absolute(base, (size_t)n)) ||
+	    ((size_t)n > dl && strcmp(base + n - dl, deleted) == 0))
+		return -EINVAL;
+	if ((size_t)n + 1 + p->len >= PATH_MAX)
+		return -EINVAL; /* the kernel takes it from the directory: so do we */
+	if (tgt_valid(c) < 0)
+		return -ESRCH;
+	size_t at = root ? 0 : (size_t)n;
+	memmove(p->s + at + 1, p->s, p->len + 1);
+	memcpy(p->s, base, at);
+	p->s[at] = '/';
+	p->len += at + 1;
+	return 0;
+}
+
 int
-sv_path_read(struct sv_call *c, int dirfd, uint64_t addr, bool empty_ok, struct sv_path *p)
+sv_path_read(struct sv_call *c, int dirfd, uint64_t addr, unsigned how, struct sv_path *p)
 {
 	p->base = -1;
 	int r = tgt_read_string(c, addr, p->s, PATH_MAX);
 	if (r < 0)
 		return r;
-	return sv_path_set(c, dirfd, p->s, empty_ok, p);
+	return sv_path_set(c, dirfd, p->s, how, p);
 }
 
 int
-sv_path_set(struct sv_call *c, int dirfd, const char *path, bool empty_ok, struct sv_path *p)
+sv_path_set(struct sv_call *c, int dirfd, const char *path, unsigned how, struct sv_path *p)
 {
 	int r;
 
@@ -104,7 +172,7 @@ sv_path_set(struct sv_call *c, int dirfd, const char *path, bool empty_ok, struc
 		return -ENAMETOOLONG;
 	if (path != p->s)
 		memcpy(p->s, path, p->len + 1);
-	if (p->len == 0 && !empty_ok)
+	if (p->len == 0 && !(how & SV_PATH_EMPTY_OK))
 		return -ENOENT;
 	r = rewrite_proc(c, p);
 	if (r < 0)
@@ -113,6 +181,11 @@ sv_path_set(struct sv_call *c, int dirfd, const char *path, bool empty_ok, struc
 		/* An absolute path ignores a dirfd, even a bad one, as the kernel does. */
 		if (p->s[0] == '/' && p->len > 0)
 			return 0;
+		if (!(how & SV_PATH_SCOPED) && p->len > 0) {
+			r = compose(c, dirfd, p);
+			if (r == 0 || r == -ESRCH)
+				return r;
+		}
 		r = tgt_dirfd(c, dirfd);
 		if (r == -ENXIO && p->len > 0)
 			r = -ENOTDIR; /* a relative path from a socket */
@@ -250,20 +323,28 @@ has_mount(const struct sv *sv, uint64_t id)
 static bool
 our_mount(struct sv *sv, uint64_t id)
 {
-	return has_mount(sv, id) || (load_mounts(sv) == 0 && has_mount(sv, id));
+	pthread_mutex_lock(&sv->lock);
+	bool ours = has_mount(sv, id) || (load_mounts(sv) == 0 && has_mount(sv, id));
+	pthread_mutex_unlock(&sv->lock);
+	return ours;
 }
 
 void
 sv_pty_add(struct sv *sv, unsigned n)
 {
-	for (size_t i = 0; i < sv->n_ptys; i++)
-		if (sv->ptys[i] == n)
-			return;
-	if (sv->n_ptys < ARRAY_SIZE(sv->ptys))
+	pthread_mutex_lock(&sv->lock);
+	size_t i = 0;
+	while (i < sv->n_ptys && sv->ptys[i] != n)
+		i++;
+	if (i == sv->n_ptys) {
+		if (sv->n_ptys == ARRAY_SIZE(sv->ptys)) {
+			/* Full: forget the oldest. */
+			sv->n_ptys--;
+			memmove(sv->ptys, sv->ptys + 1, sv->n_ptys * sizeof(*sv->ptys));
+		}
 		sv->ptys[sv->n_ptys++] = n;
-	else
-		memmove(sv->ptys, sv->ptys + 1, (ARRAY_SIZE(sv->ptys) - 1) * sizeof(*sv->ptys)),
-		    sv->ptys[ARRAY_SIZE(sv->ptys) - 1] = n; /* forget the oldest */
+	}
+	pthread_mutex_unlock(&sv->lock);
 }
 
 /*
@@ -272,26 +353,32 @@ sv_pty_add(struct sv *sv, unsigned n)
  * made itself are.
  */
 static bool
-pty_allowed(const struct sv *sv, const char *canon)
+pty_allowed(struct sv *sv, const char *canon)
 {
 	if (strncmp(canon, "/dev/pts/", 9) != 0 || !canon[9] ||
 	    strspn(canon + 9, "0123456789") != strlen(canon + 9))
 		return true;
 	unsigned n = (unsigned)strtoul(canon + 9, NULL, 10);
-	for (size_t i = 0; i < sv->n_ptys; i++)
-		if (sv->ptys[i] == n)
-			return true;
-	return false;
+	bool known = false;
+	pthread_mutex_lock(&sv->lock);
+	for (size_t i = 0; i < sv->n_ptys && !known; i++)
+		known = sv->ptys[i] == n;
+	pthread_mutex_unlock(&sv->lock);
+	return known;
 }
 
 int
-sv_decide_fd(struct sv_call *c, int fd, bool own_fd, enum policy_access a)
+sv_decide_fd(struct sv_call *c, int fd, const char *known, bool own_fd, enum policy_access a)
 {
 	char canon[PATH_MAX];
 	struct statx stx;
 	struct stat st;
 
-	int r = sv_fd_path(c, fd, canon, sizeof(canon));
+	int r = 0;
+	if (known && known[0])
+		snprintf(canon, sizeof(canon), "%s", known);
+	else
+		r = sv_fd_path(c, fd, canon, sizeof(canon));
 	if (r < 0 || statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
 	                   STATX_TYPE | STATX_INO | STATX_NLINK | STATX_MNT_ID, &stx) < 0)
 		return record(c, "?", a, false, NULL, policy_denial_errno(a));
@@ -333,6 +420,47 @@ sv_path_open(struct sv_call *c, const struct sv_path *p, int flags, uint64_t res
 	                       .resolve = resolve | p->resolve};
 
 	return sys_openat2(p->base >= 0 ? p->base : AT_FDCWD, p->s, &how);
+}
+
+int
+sv_path_open_canon(struct sv_call *c, const struct sv_path *p, int flags, uint64_t resolve,
+                   char *canon, size_t size)
+{
+	canon[0] = '\0';
+	/*
+	 * A plain absolute path that resolves without following a symlink (nor a
+	 * /proc magic link) reaches its object by exactly the names it spells, so
+	 * its canonical path is the path itself: no readlink of the fd is needed.
+	 * One that meets a symlink fails with ELOOP and is resolved the usual way;
+	 * any other error comes from a component before any symlink, as it would.
+	 */
+	if (p->base < 0 && !p->own_fd && p->len < size && plain_absolute(p->s, p->len)) {
+		int fd = sv_path_open(c, p, flags, resolve | RESOLVE_NO_SYMLINKS);
+		if (fd != -ELOOP) {
+			if (fd >= 0) {
+				memcpy(canon, p->s, p->len + 1);
+				spell_self(c, canon, size);
+			}
+			return fd;
+		}
+	}
+	return sv_path_open(c, p, flags, resolve);
+}
+
+int
+sv_path_decide(struct sv_call *c, const struct sv_path *p, int flags, enum policy_access a)
+{
+	char canon[PATH_MAX];
+
+	int fd = sv_path_open_canon(c, p, flags, 0, canon, sizeof(canon));
+	if (fd < 0)
+		return sv_path_error(c, p, fd, a);
+	int r = sv_decide_fd(c, fd, canon, p->own_fd, a);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
 }
 
 int

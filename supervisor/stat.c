@@ -29,7 +29,7 @@ own_object(struct sv_call *c, int dirfd)
 	if (fd < 0)
 		return fd == -ESRCH ? fd : -EBADF;
 	int fl = fcntl(fd, F_GETFL);
-	int r = fl >= 0 && (fl & O_PATH) ? sv_decide_fd(c, fd, true, POLICY_STAT) : 0;
+	int r = fl >= 0 && (fl & O_PATH) ? sv_decide_fd(c, fd, NULL, true, POLICY_STAT) : 0;
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -47,7 +47,7 @@ static int
 object(struct sv_call *c, int dirfd, uint64_t addr, int at_flags, int open_flags)
 {
 	struct sv_path p;
-	int r = sv_path_read(c, dirfd, addr, at_flags & AT_EMPTY_PATH, &p);
+	int r = sv_path_read(c, dirfd, addr, at_flags & AT_EMPTY_PATH ? SV_PATH_EMPTY_OK : 0, &p);
 	if (r == -ENXIO && (at_flags & AT_EMPTY_PATH))
 		r = 0; /* "" on a socket, which /proc cannot open */
 	if (r < 0)
@@ -58,16 +58,7 @@ object(struct sv_call *c, int dirfd, uint64_t addr, int at_flags, int open_flags
 	}
 	if (at_flags & AT_SYMLINK_NOFOLLOW)
 		open_flags |= O_NOFOLLOW;
-	int fd = sv_path_open(c, &p, open_flags, 0);
-	if (fd < 0) {
-		r = sv_path_error(c, &p, fd, POLICY_STAT);
-	} else {
-		r = sv_decide_fd(c, fd, p.own_fd, POLICY_STAT);
-		if (r < 0)
-			close(fd);
-		else
-			r = fd;
-	}
+	r = sv_path_decide(c, &p, open_flags, POLICY_STAT);
 	sv_path_done(&p);
 	return r;
 }

@@ -12,6 +12,7 @@
 #define MOAT_SUPERVISOR_SV_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <linux/seccomp.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -46,16 +47,22 @@ struct sv {
 	void *hand_ticket_data;
 	char shim_path[PATH_MAX]; /* the stand-in's program */
 	char session[32];         /* the session name tasks carry (moat-runner kill) */
-	/* Buffers sized once (SECCOMP_GET_NOTIF_SIZES); only memset per call. */
-	struct seccomp_notif *req;
-	struct seccomp_notif_resp *resp;
-	size_t req_size, resp_size;
+	/* Guards mounts and ptys: the notification threads share them. */
+	pthread_mutex_t lock;
 };
+
+/*
+ * A notification thread's buffer for the bulk data of one call (a datagram, an
+ * xattr value or list), allocated once per thread: its pages are touched only
+ * by the calls that need them.
+ */
+#define SV_SCRATCH_SIZE (256u * 1024)
 
 /* What one trapped call decided, for the reply and the audit line. */
 struct sv_call {
 	struct sv *sv;
 	const struct seccomp_notif *req;
+	char *scratch; /* SV_SCRATCH_SIZE bytes, this call's alone */
 	pid_t tid;
 	int nr;
 	const char *name; /* the syscall's name */
@@ -94,11 +101,19 @@ sv_handler sv_handler_for(int nr, const char **ret_name);
 /* The agent was reaped outside the loop (by a waitpid of the exec check). */
 void sv_agent_reaped(struct sv *sv, int status);
 
+/* The notification threads: receivers, and the tracer that runs every exec. */
+#define SV_RECEIVERS_DEFAULT  2
+#define SV_RECEIVERS_MAX      4
+#define SV_NOTIFY_THREADS_MAX (SV_RECEIVERS_MAX + 1)
+
 /*
- * The notification thread: started before the agent (so the filter can protect
- * its thread id), given the listener once the agent exists, stopped at the end.
+ * Starts the notification threads (receivers, and the tracer) before the agent,
+ * so that the filter can protect their thread ids: up to max of them go to
+ * tids, their count to *ret_n. They are given the listener once the agent
+ * exists, and stopped at the end. On an error, those that started are counted
+ * and must be stopped.
  */
-int sv_notify_start(struct sv *sv, pid_t *ret_tid);
+int sv_notify_start(struct sv *sv, size_t receivers, pid_t *tids, size_t max, size_t *ret_n);
 void sv_notify_go(int notify_fd);
 void sv_notify_stop(void);
 bool sv_notify_stopping(void);
@@ -137,20 +152,29 @@ struct sv_path {
 	uint64_t resolve; /* openat2 RESOLVE_* flags every resolution of it keeps */
 };
 
-/* Reads the path at addr relative to dirfd. empty_ok: "" is kept (AT_EMPTY_PATH). */
-int sv_path_read(struct sv_call *c, int dirfd, uint64_t addr, bool empty_ok, struct sv_path *p);
+/* How a path is taken (sv_path_read, sv_path_set). */
+enum {
+	SV_PATH_EMPTY_OK = 1 << 0, /* "" is kept: AT_EMPTY_PATH names the dirfd itself */
+	SV_PATH_SCOPED = 1 << 1,   /* resolved from the dirfd's object, never from its path
+	                              (openat2's RESOLVE_BENEATH and RESOLVE_IN_ROOT) */
+};
+
+/* Reads the path at addr relative to dirfd, taken as how says (SV_PATH_*). */
+int sv_path_read(struct sv_call *c, int dirfd, uint64_t addr, unsigned how, struct sv_path *p);
 /* The same for a path already read (one read: what is checked is what is used). */
-int sv_path_set(struct sv_call *c, int dirfd, const char *path, bool empty_ok, struct sv_path *p);
+int sv_path_set(struct sv_call *c, int dirfd, const char *path, unsigned how, struct sv_path *p);
 void sv_path_done(struct sv_path *p);
 
 /* The canonical path of an fd we hold, with /proc/<target> spelled /proc/self. */
 int sv_fd_path(struct sv_call *c, int fd, char *out, size_t size);
 
 /*
- * Decides access to the object fd refers to, as the policy says. Records the
- * decision in c; returns 0 when allowed or the policy's -errno.
+ * Decides access to the object fd refers to, as the policy says. known is its
+ * canonical path where the caller knows it (sv_path_open_canon), else NULL or
+ * "": it is read from /proc/self/fd. Records the decision in c; returns 0 when
+ * allowed or the policy's -errno.
  */
-int sv_decide_fd(struct sv_call *c, int fd, bool own_fd, enum policy_access a);
+int sv_decide_fd(struct sv_call *c, int fd, const char *known, bool own_fd, enum policy_access a);
 /* A pty the agent made (its /dev/ptmx master's number): it may open its /dev/pts/N. */
 void sv_pty_add(struct sv *sv, unsigned n);
 
@@ -163,6 +187,14 @@ int sv_decide_path(struct sv_call *c, const char *canon, enum policy_access a);
  * a path the policy denies reports the policy's errno whether or not it exists.
  */
 int sv_path_open(struct sv_call *c, const struct sv_path *p, int flags, uint64_t resolve);
+/* sv_path_open, and where it led into canon when that is known without a readlink, else "". */
+int sv_path_open_canon(struct sv_call *c, const struct sv_path *p, int flags, uint64_t resolve,
+                       char *canon, size_t size);
+/*
+ * sv_path_open_canon, then sv_decide_fd for a: our decided O_PATH fd, or -errno
+ * (for an error of resolution, as sv_path_error says).
+ */
+int sv_path_decide(struct sv_call *c, const struct sv_path *p, int flags, enum policy_access a);
 /* For an error of path resolution: the policy's errno if the lexical path is denied. */
 int sv_path_error(struct sv_call *c, const struct sv_path *p, int err, enum policy_access a);
 
@@ -195,8 +227,11 @@ int sv_redirect_capture(struct sv_call *c, const char *raw, bool raw_ok, const c
 int sv_redirect_begin(struct sv_call *c);
 /* If c is a stand-in's exec of the shim, handles it and returns true. */
 bool sv_redirect_standin(struct sv_call *c, uint64_t path_addr);
-/* Before reading the next call: waits while collecting stand-ins that die early. */
-void sv_redirect_poll(struct sv *sv);
+/*
+ * The tracer's wait for wake_fd to become readable (or a signal), collecting
+ * meanwhile the stand-ins that die or stop before their shim's exec.
+ */
+void sv_redirect_wait(struct sv *sv, int wake_fd);
 void sv_redirect_reset(void);
 
 /* ---- handlers ---- */
