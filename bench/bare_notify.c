@@ -6,12 +6,14 @@
  * notification is answered SECCOMP_USER_NOTIF_FLAG_CONTINUE at once. The
  * difference between `moat run` and this is what moat's handlers cost.
  *
- *   bare_notify [--loop poll|thread] [--no-sync-wake] [--emulate] [--count] -- CMD [ARGS...]
+ *   bare_notify [--loop poll|thread] [--readers N] [--no-sync-wake] [--emulate] [--count]
+ *               -- CMD [ARGS...]
  *
  * --loop poll    one thread: poll() on the listener and the child's pidfd, then
- *                RECV and SEND, as moat's loop does (the default)
- * --loop thread  a dedicated thread blocked in SECCOMP_IOCTL_NOTIF_RECV; the main
- *                thread only waits for the child
+ *                RECV and SEND (the default)
+ * --loop thread  dedicated threads blocked in SECCOMP_IOCTL_NOTIF_RECV, as moat's
+ *                receivers are; the main thread only waits for the child
+ * --readers N    how many such threads (1 to 8; default 1): moat runs 2
  * --no-sync-wake leave SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP off (Linux 6.6+), to
  *                see what it buys: without it the kernel may wake the handler on
  *                the other CPU, and the target again on another
@@ -57,13 +59,22 @@ enum loop_kind {
 
 static const char *const loop_names[LOOP_KIND_MAX] = {"poll", "thread"};
 
-struct bare {
-	int notify_fd;
+#define READERS_MAX 8
+
+/* One reader's buffers (each thread has its own). */
+struct reader {
+	struct bare *b;
 	struct seccomp_notif *req;
 	struct seccomp_notif_resp *resp;
+};
+
+struct bare {
+	int notify_fd;
 	size_t req_size, resp_size;
 	bool emulate;
-	unsigned long long answered;
+	unsigned long long answered; /* atomic: readers add, main reads */
+	struct reader r[READERS_MAX];
+	unsigned n_readers;
 };
 
 /* The absolute path at addr in the target, or false (then the call is let through). */
@@ -83,21 +94,22 @@ read_path(pid_t pid, uint64_t addr, char *buf, size_t size)
 
 /* openat(AT_FDCWD, "/abs", flags, mode): ours, injected. Returns false to let it through. */
 static bool
-emulate_openat(struct bare *b)
+emulate_openat(struct reader *rd)
 {
-	const __u64 *a = b->req->data.args;
+	struct bare *b = rd->b;
+	const __u64 *a = rd->req->data.args;
 	char path[PATH_MAX];
 
 	if ((int)a[0] != AT_FDCWD || (a[2] & O_CREAT) ||
-	    !read_path((pid_t)b->req->pid, a[1], path, sizeof(path)))
+	    !read_path((pid_t)rd->req->pid, a[1], path, sizeof(path)))
 		return false;
 	int fd = openat(AT_FDCWD, path, (int)(a[2] | O_CLOEXEC));
 	if (fd < 0) {
-		b->resp->error = -errno;
-		return sys_notif_send(b->notify_fd, b->resp) == 0;
+		rd->resp->error = -errno;
+		return sys_notif_send(b->notify_fd, rd->resp) == 0;
 	}
 	struct seccomp_notif_addfd add = {
-	    .id = b->req->id,
+	    .id = rd->req->id,
 	    .flags = SECCOMP_ADDFD_FLAG_SEND,
 	    .srcfd = (uint32_t)fd,
 	    .newfd_flags = (uint32_t)(a[2] & O_CLOEXEC),
@@ -109,24 +121,24 @@ emulate_openat(struct bare *b)
 
 /* statx(AT_FDCWD, "/abs", flags, mask, buf): ours, written back. */
 static bool
-emulate_statx(struct bare *b)
+emulate_statx(struct reader *rd)
 {
-	const __u64 *a = b->req->data.args;
+	const __u64 *a = rd->req->data.args;
 	char path[PATH_MAX];
 	struct statx stx;
 
-	if ((int)a[0] != AT_FDCWD || !read_path((pid_t)b->req->pid, a[1], path, sizeof(path)))
+	if ((int)a[0] != AT_FDCWD || !read_path((pid_t)rd->req->pid, a[1], path, sizeof(path)))
 		return false;
 	if (statx(AT_FDCWD, path, (int)a[2], (unsigned)a[3], &stx) < 0) {
-		b->resp->error = -errno;
+		rd->resp->error = -errno;
 	} else {
 		struct iovec local = {&stx, sizeof(stx)};
 		struct iovec remote = {(void *)(uintptr_t)a[4], sizeof(stx)};
-		if (process_vm_writev((pid_t)b->req->pid, &local, 1, &remote, 1, 0) !=
+		if (process_vm_writev((pid_t)rd->req->pid, &local, 1, &remote, 1, 0) !=
 		    (ssize_t)sizeof(stx))
-			b->resp->error = -EFAULT;
+			rd->resp->error = -EFAULT;
 	}
-	return sys_notif_send(b->notify_fd, b->resp) == 0;
+	return sys_notif_send(rd->b->notify_fd, rd->resp) == 0;
 }
 
 /*
@@ -134,28 +146,28 @@ emulate_statx(struct bare *b)
  * the call was interrupted.
  */
 static void
-answer(struct bare *b)
+answer(struct reader *rd)
 {
+	struct bare *b = rd->b;
 	bool done = false;
 
-	memset(b->req, 0, b->req_size);
-	if (sys_notif_recv(b->notify_fd, b->req) < 0)
+	memset(rd->req, 0, b->req_size);
+	if (sys_notif_recv(b->notify_fd, rd->req) < 0)
 		return;
-	memset(b->resp, 0, b->resp_size);
-	b->resp->id = b->req->id;
-	if (b->emulate && b->req->data.nr == __NR_openat)
-		done = emulate_openat(b);
-	else if (b->emulate && b->req->data.nr == __NR_statx)
-		done = emulate_statx(b);
+	memset(rd->resp, 0, b->resp_size);
+	rd->resp->id = rd->req->id;
+	if (b->emulate && rd->req->data.nr == __NR_openat)
+		done = emulate_openat(rd);
+	else if (b->emulate && rd->req->data.nr == __NR_statx)
+		done = emulate_statx(rd);
 	if (!done) {
-		memset(b->resp, 0, b->resp_size);
-		b->resp->id = b->req->id;
-		b->resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-		done = sys_notif_send(b->notify_fd, b->resp) == 0;
+		memset(rd->resp, 0, b->resp_size);
+		rd->resp->id = rd->req->id;
+		rd->resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		done = sys_notif_send(b->notify_fd, rd->resp) == 0;
 	}
-	/* One writer; a relaxed store is a plain store, and the main thread may read it. */
 	if (done)
-		__atomic_store_n(&b->answered, b->answered + 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&b->answered, 1, __ATOMIC_RELAXED);
 }
 
 static int
@@ -192,7 +204,7 @@ loop_poll(struct bare *b, int pidfd)
 		if (n <= 0)
 			continue;
 		if (pfd[0].revents & POLLIN)
-			answer(b);
+			answer(&b->r[0]);
 		if (pfd[1].revents & POLLIN)
 			return wait_child(pidfd);
 	}
@@ -201,24 +213,23 @@ loop_poll(struct bare *b, int pidfd)
 static void *
 reader(void *arg)
 {
-	struct bare *b = arg;
-
 	for (;;)
-		answer(b);
+		answer(arg);
 	return NULL;
 }
 
 static int
 loop_thread(struct bare *b, int pidfd)
 {
-	pthread_t t;
-
-	int r = pthread_create(&t, NULL, reader, b);
-	if (r != 0) {
-		fprintf(stderr, "bare_notify: pthread_create: %s\n", strerror(r));
-		return 125;
+	for (unsigned i = 0; i < b->n_readers; i++) {
+		pthread_t t;
+		int r = pthread_create(&t, NULL, reader, &b->r[i]);
+		if (r != 0) {
+			fprintf(stderr, "bare_notify: pthread_create: %s\n", strerror(r));
+			return 125;
+		}
 	}
-	/* The reader stays blocked in RECV for good: exit() ends it with the process. */
+	/* The readers stay blocked in RECV for good: exit() ends them with the process. */
 	return wait_child(pidfd);
 }
 
@@ -229,19 +240,26 @@ alloc_buffers(struct bare *b)
 
 	if (sys_seccomp(SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
 		return -errno;
-	b->req_size = sizes.seccomp_notif > sizeof(*b->req) ? sizes.seccomp_notif : sizeof(*b->req);
-	b->resp_size = sizes.seccomp_notif_resp > sizeof(*b->resp) ? sizes.seccomp_notif_resp
-	                                                           : sizeof(*b->resp);
-	b->req = calloc(1, b->req_size);
-	b->resp = calloc(1, b->resp_size);
-	return b->req && b->resp ? 0 : -ENOMEM;
+	b->req_size = sizes.seccomp_notif > sizeof(struct seccomp_notif)
+	                  ? sizes.seccomp_notif
+	                  : sizeof(struct seccomp_notif);
+	b->resp_size = sizes.seccomp_notif_resp > sizeof(struct seccomp_notif_resp)
+	                   ? sizes.seccomp_notif_resp
+	                   : sizeof(struct seccomp_notif_resp);
+	for (unsigned i = 0; i < b->n_readers; i++) {
+		b->r[i] = (struct reader){
+		    .b = b, .req = calloc(1, b->req_size), .resp = calloc(1, b->resp_size)};
+		if (!b->r[i].req || !b->r[i].resp)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static void
 usage(FILE *f)
 {
-	fputs("usage: bare_notify [--loop poll|thread] [--no-sync-wake] [--emulate] [--count]\n"
-	      "                   -- CMD [ARGS...]\n",
+	fputs("usage: bare_notify [--loop poll|thread] [--readers N] [--no-sync-wake] [--emulate]\n"
+	      "                   [--count] -- CMD [ARGS...]\n",
 	      f);
 }
 
@@ -249,13 +267,17 @@ int
 main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-	    {"loop", required_argument, NULL, 'l'}, {"no-sync-wake", no_argument, NULL, 'n'},
-	    {"emulate", no_argument, NULL, 'e'},    {"count", no_argument, NULL, 'c'},
-	    {"help", no_argument, NULL, 'h'},       {0},
+	    {"loop", required_argument, NULL, 'l'},
+	    {"readers", required_argument, NULL, 'r'},
+	    {"no-sync-wake", no_argument, NULL, 'n'},
+	    {"emulate", no_argument, NULL, 'e'},
+	    {"count", no_argument, NULL, 'c'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	enum loop_kind kind = LOOP_POLL;
 	bool sync_wake = true, count = false;
-	struct bare b = {0};
+	struct bare b = {.n_readers = 1};
 	struct sv_agent agent = {.pidfd = -1, .notify_fd = -1};
 	struct sock_fprog prog = {0};
 	int opt, r;
@@ -270,6 +292,14 @@ main(int argc, char **argv)
 			else
 				return usage(stderr), 2;
 			break;
+		case 'r': {
+			char *end;
+			long n = strtol(optarg, &end, 10);
+			if (*end || n < 1 || n > READERS_MAX)
+				return usage(stderr), 2;
+			b.n_readers = (unsigned)n;
+			break;
+		}
 		case 'n':
 			sync_wake = false;
 			break;
@@ -314,8 +344,11 @@ main(int argc, char **argv)
 	}
 	int status = kind == LOOP_POLL ? loop_poll(&b, agent.pidfd) : loop_thread(&b, agent.pidfd);
 	if (count)
-		fprintf(stderr, "bare_notify: %llu notifications answered (%s loop%s)\n",
+		fprintf(stderr,
+		        "bare_notify: %llu notifications answered (%s loop, %u reader%s%s)\n",
 		        __atomic_load_n(&b.answered, __ATOMIC_RELAXED), loop_names[kind],
+		        kind == LOOP_THREAD ? b.n_readers : 1,
+		        kind == LOOP_THREAD && b.n_readers > 1 ? "s" : "",
 		        sync_wake ? ", sync wake-up" : "");
 	/* What the child left running goes with it, as under moat run. */
 	kill(-agent.pgrp, SIGKILL);

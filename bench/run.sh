@@ -13,12 +13,14 @@
 # 1. Per call (bench_calls): openat+close, statx, connect (unix) + close and
 #    fork+execve(/bin/true)+wait, natively, under the bare notify peer
 #    (bare_notify: moat's filter, every call answered CONTINUE) in its four loop
-#    variants, under `moat run` and under `strace -f`. Two diagnostic rows:
-#    openat-rel (a relative name: the target's cwd is opened through /proc) and
-#    connect-nb (a non-blocking socket: moat connects inline instead of on a thread).
-#    The peer also runs with --emulate (openat and statx carried out as plainly
-#    as possible, the fd injected with ADDFD): the floor of any emulation, which
-#    splits moat's share into emulating at all and moat's own safety steps.
+#    variants, under `moat run` (two receiver threads, and one:
+#    MOAT_NOTIFY_THREADS=1) and under `strace -f`. Two diagnostic rows:
+#    openat-rel (a relative name: made absolute from the target's cwd, read through
+#    /proc) and connect-nb (a non-blocking socket: moat connects inline instead of
+#    on a thread). The peer also runs with --emulate and 1 or 2 readers (openat and
+#    statx carried out as plainly as possible, the fd injected with ADDFD): the
+#    floor of any emulation, which splits moat's share into emulating at all and
+#    moat's own safety steps, and bounds what any emulating handler can reach.
 #    Then moat and the peer pinned to one CPU, to show what cross-CPU wake-ups
 #    cost, and bench_steps: each system call a handler makes, timed natively.
 # 2. Macro: `git status` in a generated 10,000-file repository, `find` over it,
@@ -609,14 +611,18 @@ echo "per-call runs (bench_calls $CALL_OPTS):" >&2
 	calls bare-nosync "$BARE" --no-sync-wake -- "$CALLS" --tsv $CALL_OPTS
 	calls bare-thread-nosync "$BARE" --loop thread --no-sync-wake -- "$CALLS" --tsv $CALL_OPTS
 	calls moat "$MOAT" run --policy "$POLICY" -- "$CALLS" --tsv $CALL_OPTS
+	calls moat-1recv env MOAT_NOTIFY_THREADS=1 "$MOAT" run --policy "$POLICY" -- "$CALLS" \
+		--tsv $CALL_OPTS --calls openat,openat-rel,statx,connect-nb
 	if [ "$HAVE_STRACE" -eq 1 ]; then
 		calls strace strace -f -qq -o /dev/null "$CALLS" --tsv $CALL_OPTS
 	fi
 	EMU="--calls openat,statx"
-	calls bare-emulate "$BARE" --emulate -- "$CALLS" --tsv $CALL_OPTS $EMU
+	calls bare-emulate "$BARE" --loop thread --readers 2 --emulate -- "$CALLS" --tsv $CALL_OPTS $EMU
+	calls bare-emulate-1recv "$BARE" --loop thread --emulate -- "$CALLS" --tsv $CALL_OPTS $EMU
 	PINNED="--calls openat,openat-rel,statx,connect-nb"
 	calls bare-1cpu taskset -c 0 "$BARE" -- "$CALLS" --tsv $CALL_OPTS $PINNED
-	calls bare-emulate-1cpu taskset -c 0 "$BARE" --emulate -- "$CALLS" --tsv $CALL_OPTS $EMU
+	calls bare-emulate-1cpu taskset -c 0 "$BARE" --loop thread --readers 2 --emulate -- "$CALLS" \
+		--tsv $CALL_OPTS $EMU
 	calls moat-1cpu taskset -c 0 "$MOAT" run --policy "$POLICY" -- "$CALLS" --tsv $CALL_OPTS $PINNED
 }
 
@@ -662,9 +668,24 @@ for c in $ALL_CALLS; do
 done
 
 echo
+echo "== Receivers: moat with 2 (the default) and with 1 (MOAT_NOTIFY_THREADS=1); us per call =="
+echo "   the floor of emulating at all: the peer with --emulate, 1 and 2 readers, and its"
+echo "   ratio to the bare round trip (no handler that emulates can do better here)"
+printf '%-11s %9s %9s %9s %9s %9s %11s\n' call moat moat-1 emul-2 emul-1 bare floor/bare
+for c in openat openat-rel statx connect-nb; do
+	e2=$(val "$WORK/bare-emulate.tsv" "$c" 2)
+	e1=$(val "$WORK/bare-emulate-1recv.tsv" "$c" 2)
+	fl=$e2
+	[ "$e1" != - ] && { [ "$fl" = - ] || [ "$e1" -lt "$fl" ]; } && fl=$e1
+	printf '%-11s %9s %9s %9s %9s %9s %11s\n' "$c" "$(us "$(val "$WORK/moat.tsv" "$c" 2)")" \
+		"$(us "$(val "$WORK/moat-1recv.tsv" "$c" 2)")" "$(us "$e2")" "$(us "$e1")" \
+		"$(us "$(val "$WORK/bare.tsv" "$c" 2)")" "$(ratio "$fl" "$(val "$WORK/bare.tsv" "$c" 2)")"
+done
+
+echo
 echo "== Where moat's share goes: microseconds per call =="
-echo "   emul = the peer with --emulate: read the path, open + ADDFD (or statx + write back);"
-echo "   it emulates absolute paths only: openat-rel and connect-nb have no emul column"
+echo "   emul = the peer with --emulate and 2 readers: read the path, open + ADDFD (or statx"
+echo "   + write back); it emulates absolute paths only: openat-rel and connect-nb have no emul"
 echo "   emulating = emul - bare; safety = moat - emul (O_PATH, readlink, reopen, policy)"
 echo "   1cpu = everything pinned to CPU 0 (taskset -c 0): no cross-CPU wake-up possible"
 printf '%-11s %5s %8s %8s %8s %10s %8s %9s\n' call cpus bare emul moat emulating safety moat/bare
@@ -815,6 +836,19 @@ while IFS="$(printf '\t')" read -r name n b m s; do
 	verdict "$name >= 10x faster than strace -f" "$r" ">=" 10 \
 		"strace $s ms / moat $m ms = ${r}x"
 done <"$WORK/macro"
+# The least any emulation costs here, against the same bare round trip: a goal below it is
+# out of reach of every handler that carries the call out itself.
+for c in openat statx; do
+	e2=$(val "$WORK/bare-emulate.tsv" "$c" 2)
+	e1=$(val "$WORK/bare-emulate-1recv.tsv" "$c" 2)
+	fl=$e2
+	[ "$e1" != - ] && { [ "$fl" = - ] || [ "$e1" -lt "$fl" ]; } && fl=$e1
+	echo "  floor: the plainest emulation of $c (no safety step) = $(ratio "$fl" \
+		"$(val "$WORK/bare.tsv" "$c" 2)")x bare ($(us "$fl") us)"
+done
+rc=$(ratio "$(val "$WORK/moat-1recv.tsv" openat 2)" "$(val "$WORK/moat.tsv" openat 2)")
+echo "  receivers: moat openat with 1 / with 2 = ${rc}x" \
+	"($(us "$(val "$WORK/moat-1recv.tsv" openat 2)") vs $(us "$(val "$WORK/moat.tsv" openat 2)") us)"
 pt=$(ratio "$(val "$WORK/bare-thread.tsv" openat 2)" "$(val "$WORK/bare.tsv" openat 2)")
 echo "  loop design: dedicated RECV thread / poll()+RECV = ${pt}x on openat" \
 	"($(us "$(val "$WORK/bare-thread.tsv" openat 2)") vs $(us "$(val "$WORK/bare.tsv" openat 2)") us)"
