@@ -63,6 +63,15 @@ object(struct sv_call *c, int dirfd, uint64_t addr, int at_flags, int open_flags
 	return r;
 }
 
+/* Linux 6.11+: newfstatat and statx take a NULL path with AT_EMPTY_PATH as "". */
+static int
+stat_object(struct sv_call *c, int dirfd, uint64_t addr, int at_flags)
+{
+	if (addr == 0 && (at_flags & AT_EMPTY_PATH))
+		return own_object(c, dirfd);
+	return object(c, dirfd, addr, at_flags, 0);
+}
+
 static void
 reply_stat(struct sv_call *c, int dirfd, uint64_t addr, int flags, uint64_t buf)
 {
@@ -72,7 +81,7 @@ reply_stat(struct sv_call *c, int dirfd, uint64_t addr, int flags, uint64_t buf)
 		c->err = EINVAL;
 		return;
 	}
-	int fd = object(c, dirfd, addr, flags, 0);
+	int fd = stat_object(c, dirfd, addr, flags);
 	if (fd < 0) {
 		c->err = -fd;
 		return;
@@ -116,7 +125,7 @@ sv_statx(struct sv_call *c)
 		c->err = EINVAL;
 		return;
 	}
-	int fd = object(c, (int)a[0], a[1], flags, 0);
+	int fd = stat_object(c, (int)a[0], a[1], flags);
 	if (fd < 0) {
 		c->err = -fd;
 		return;

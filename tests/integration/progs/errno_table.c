@@ -407,6 +407,14 @@ dirfds(void)
 	open_line("openat_empty_path", fd, errno);
 	CHECK("fstatat_empty_path_no_flag", fstatat(file, "", &(struct stat){0}, 0));
 	CHECK("fstatat_empty_path", fstatat(file, "", &(struct stat){0}, AT_EMPTY_PATH));
+	/* Linux 6.11+ takes a NULL path with AT_EMPTY_PATH as "" for these two only. */
+	CHECK("newfstatat_null_path",
+	      syscall(SYS_newfstatat, file, NULL, &(struct stat){0}, AT_EMPTY_PATH));
+	CHECK("statx_null_path",
+	      syscall(SYS_statx, file, NULL, AT_EMPTY_PATH, STATX_BASIC_STATS, &(struct statx){0}));
+	CHECK("faccessat2_null_path", syscall(SYS_faccessat2, file, NULL, R_OK, AT_EMPTY_PATH));
+	CHECK("readlinkat_null_path", syscall(SYS_readlinkat, file, NULL, (char[16]){0}, 16));
+	CHECK("fchownat_null_path", syscall(SYS_fchownat, file, NULL, -1, -1, AT_EMPTY_PATH));
 	CHECK("mkdirat_dirfd", mkdirat(dir, "sub", 0755));
 	CHECK("unlinkat_dirfd", unlinkat(dir, "sub", AT_REMOVEDIR));
 	OPENAT2("openat2_beneath_out_and_back", dir, "../d/.", O_RDONLY, RESOLVE_BENEATH);
