@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <termios.h>
 #include <time.h>
@@ -367,14 +368,21 @@ finish(int status)
 		return status;
 	int sig = status - CLIENT_SIGNALED;
 	struct rlimit no_core = {0, 0};
-	sigset_t set;
+	/* The kernel's struct sigaction: musl's wrappers refuse the signals it keeps (32-34). */
+	struct {
+		void (*handler)(int);
+		unsigned long flags;
+		void (*restorer)(void);
+		uint64_t mask;
+	} dfl = {.handler = SIG_DFL};
 
+	if (sig < 1 || sig > 64)
+		return 128 + sig;
+	uint64_t one = 1ULL << (sig - 1);
 	setrlimit(RLIMIT_CORE, &no_core);
-	signal(sig, SIG_DFL);
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	raise(sig);
+	syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(uint64_t));
+	syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &one, NULL, sizeof(one));
+	syscall(SYS_tgkill, getpid(), gettid(), sig);
 	/* A signal whose default is not to terminate (SIGCHLD, SIGTSTP...) leaves us here. */
 	return 128 + sig;
 }

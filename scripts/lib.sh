@@ -2,7 +2,7 @@
 # shellcheck shell=sh
 
 # Debian packages the build needs, and those only the tests need.
-BUILD_PKGS="gcc libc6-dev cmake ninja-build pkg-config libseccomp-dev libevent-dev \
+BUILD_PKGS="gcc libc6-dev musl-tools cmake ninja-build pkg-config libseccomp-dev libevent-dev \
 libmsgpack-dev libcap-ng-dev libcmocka-dev libjansson-dev"
 TEST_PKGS="clang libclang-rt-14-dev clang-format python3 strace util-linux procps bubblewrap"
 
