@@ -287,7 +287,7 @@ trace(struct sv *sv, struct worker *w)
 	uint64_t n;
 
 	while (!atomic_load(&nt.stopping)) {
-		sv_redirect_wait(sv, nt.wake);
+		sv_redirect_wait(nt.wake);
 		(void)!read(nt.wake, &n, sizeof(n));
 		while (!atomic_load(&nt.stopping) && queue_pop(w->req))
 			run_call(sv, w->req, w->resp, nt.resp_size, w->scratch);

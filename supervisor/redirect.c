@@ -680,12 +680,11 @@ sv_redirect_standin(struct sv_call *c, uint64_t path_addr)
 }
 
 void
-sv_redirect_wait(struct sv *sv, int wake_fd)
+sv_redirect_wait(int wake_fd)
 {
 	struct pollfd p[1 + STANDINS_MAX];
 	size_t n = 0;
 
-	(void)sv;
 	p[n++] = (struct pollfd){.fd = wake_fd, .events = POLLIN};
 	for (size_t i = 0; i < n_standins; i++)
 		p[n++] = (struct pollfd){.fd = standins[i].pidfd, .events = POLLIN};

@@ -231,7 +231,7 @@ bool sv_redirect_standin(struct sv_call *c, uint64_t path_addr);
  * The tracer's wait for wake_fd to become readable (or a signal), collecting
  * meanwhile the stand-ins that die or stop before their shim's exec.
  */
-void sv_redirect_wait(struct sv *sv, int wake_fd);
+void sv_redirect_wait(int wake_fd);
 void sv_redirect_reset(void);
 
 /* ---- handlers ---- */
