@@ -78,13 +78,14 @@ audit_open(const char *path, enum policy_audit_level level, struct audit **ret)
 	return 0;
 }
 
+/* A time as ISO 8601 UTC with microseconds; a zero time is now. */
 static void
-timestamp(char *out, size_t size)
+timestamp(struct timespec ts, char *out, size_t size)
 {
-	struct timespec ts;
 	struct tm tm;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	if (ts.tv_sec == 0 && ts.tv_nsec == 0)
+		clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	size_t n = strftime(out, size, "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(out + n, size - n, ".%06ldZ", ts.tv_nsec / 1000);
@@ -129,13 +130,13 @@ commit(struct audit *a, FILE *f)
 }
 
 static FILE *
-begin(struct audit *a, const char *event)
+begin(struct audit *a, const char *event, struct timespec when)
 {
 	char ts[64];
 	FILE *f = a->line;
 
 	rewind(f);
-	timestamp(ts, sizeof(ts));
+	timestamp(when, ts, sizeof(ts));
 	fprintf(f, "{\"ts\":\"%s\",\"session\":\"%s\",\"event\":\"%s\"", ts, a->session, event);
 	return f;
 }
@@ -168,7 +169,7 @@ audit_session(struct audit *a, const struct policy *p, const char *cwd, const ch
 	if (!a)
 		return;
 	pthread_mutex_lock(&a->lock);
-	FILE *f = begin(a, "session");
+	FILE *f = begin(a, "session", (struct timespec){0});
 	const char *src = policy_source(p, &len);
 	sha256_hex(src, len, sha);
 	fprintf(f, ",\"version\":\"%s\",\"pid\":%d,\"policy\":", MOAT_VERSION, (int)getpid());
@@ -195,7 +196,7 @@ audit_session(struct audit *a, const struct policy *p, const char *cwd, const ch
 	fflush(f);
 	if (ferror(f) || ftell(f) >= (long)sizeof(a->scratch) - 1) {
 		clearerr(f);
-		f = begin(a, "session");
+		f = begin(a, "session", (struct timespec){0});
 		fprintf(f,
 		        ",\"version\":\"%s\",\"policy_sha256\":\"%s\",\"surface\":\"truncated\"}",
 		        MOAT_VERSION, sha);
@@ -238,7 +239,7 @@ audit_call(struct audit *a, const struct sv_call *c)
 	/* An exec replaces the image: the next line of this thread has a new comm. */
 	if (strncmp(c->name, "execve", 6) == 0)
 		a->comm[(unsigned)c->tid % COMM_SLOTS].tid = 0;
-	FILE *f = begin(a, "call");
+	FILE *f = begin(a, "call", c->received);
 	fprintf(f, ",\"pid\":%d,\"comm\":", (int)c->tid);
 	jsonw_cstr(f, comm_of(a, c));
 	fputs(",\"syscall\":", f);

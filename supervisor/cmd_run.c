@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* moat run: the agent under the supervisor. */
+#include <ctype.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
@@ -114,7 +115,7 @@ parse(int argc, char **argv, struct run_opts *o)
 	if (env && *env) {
 		char *end;
 		long n = strtol(env, &end, 10);
-		if (*end || n < 1 || n > SV_RECEIVERS_MAX)
+		if (!isdigit((unsigned char)env[0]) || *end || n < 1 || n > SV_RECEIVERS_MAX)
 			return cli_usage_error(
 			           "run",
 			           "MOAT_NOTIFY_THREADS='%s': expected a number from 1 to %d", env,

@@ -145,6 +145,10 @@ run_call(struct sv *sv, const struct seccomp_notif *req, struct seccomp_notif_re
 	struct sv_call c = {
 	    .sv = sv, .req = req, .scratch = scratch, .tid = (pid_t)req->pid, .nr = req->data.nr};
 
+	/* Stamped as it arrives: receivers write lines in the order they finish, not this. */
+	if (sv->audit)
+		clock_gettime(CLOCK_REALTIME, &c.received);
+
 	sv_handler h = sv_handler_for(c.nr, &c.name);
 	if (h)
 		h(&c);

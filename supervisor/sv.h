@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "moat/policy.h"
 
@@ -62,7 +63,8 @@ struct sv {
 struct sv_call {
 	struct sv *sv;
 	const struct seccomp_notif *req;
-	char *scratch; /* SV_SCRATCH_SIZE bytes, this call's alone */
+	char *scratch;            /* SV_SCRATCH_SIZE bytes, this call's alone */
+	struct timespec received; /* CLOCK_REALTIME, for the audit line (zero: no audit) */
 	pid_t tid;
 	int nr;
 	const char *name; /* the syscall's name */
