@@ -515,7 +515,8 @@ do_exec(struct sv_call *c, int dirfd, uint64_t path, uint64_t argv_addr, uint64_
 	int fd = p.len == 0 ? TAKE_FD(p.base)
 	                    : sv_path_open(c, &p, flags & AT_SYMLINK_NOFOLLOW ? O_NOFOLLOW : 0, 0);
 	if (fd < 0) {
-		c->err = -sv_path_error(c, &p, fd, POLICY_EXEC);
+		c->err = -sv_path_error(c, &p, fd, POLICY_EXEC,
+		                        flags & AT_SYMLINK_NOFOLLOW ? O_NOFOLLOW : 0);
 		sv_path_done(&p);
 		return;
 	}

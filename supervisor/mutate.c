@@ -30,6 +30,9 @@ _Static_assert(XATTR_SIZE_MAX <= SV_SCRATCH_SIZE && XATTR_LIST_MAX <= SV_SCRATCH
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
 #endif
+#ifndef RENAME_WHITEOUT
+#define RENAME_WHITEOUT (1 << 2)
+#endif
 
 /* ---- names ---- */
 
@@ -60,7 +63,7 @@ name_open(struct sv_call *c, int dirfd, uint64_t addr, struct name *n)
 		return r;
 	n->dir = sv_path_parent(c, &n->p, 0, n->last, sizeof(n->last));
 	if (n->dir < 0)
-		return sv_path_error(c, &n->p, n->dir, POLICY_WRITE);
+		return sv_path_error(c, &n->p, n->dir, POLICY_WRITE, SV_RESOLVE_PARENT);
 	r = sv_fd_path(c, n->dir, canon, sizeof(canon));
 	if (r < 0)
 		return r;
@@ -247,19 +250,38 @@ holds_denied(const struct policy *p, const char *path)
 	return false;
 }
 
+/*
+ * A tree moves with its names: a rename is refused if what a deny entry names
+ * would move with the tree that leaves a place, or be made by the tree that
+ * arrives there. RENAME_EXCHANGE moves two trees, one each way.
+ */
 static void
 do_rename(struct sv_call *c, int olddir, uint64_t oldaddr, int newdir, uint64_t newaddr,
           unsigned flags)
 {
 	struct name from = {.dir = -1}, to = {.dir = -1};
+	struct stat st;
 
+	/* A whiteout is a device node (0:0), which needs CAP_MKNOD: the agent has none. */
+	if (flags & RENAME_WHITEOUT) {
+		c->err = EPERM;
+		return;
+	}
 	int r = name_open(c, olddir, oldaddr, &from);
 	if (r == 0 && holds_denied(c->sv->policy, c->path)) {
 		c->allowed = false;
 		r = -EACCES;
 	}
+	/* A file arriving can make no name below itself: only a directory's move is checked. */
+	bool tree = (flags & RENAME_EXCHANGE) ||
+	            (r == 0 && fstatat(from.dir, from.last, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	             S_ISDIR(st.st_mode));
 	if (r == 0)
 		r = name_open(c, newdir, newaddr, &to);
+	if (r == 0 && tree && holds_denied(c->sv->policy, c->path)) {
+		c->allowed = false;
+		r = -EACCES;
+	}
 	if (r == 0 && renameat2(from.dir, from.last, to.dir, to.last, flags) < 0)
 		r = -errno;
 	name_done(&from);
@@ -296,7 +318,8 @@ object_open(struct sv_call *c, int dirfd, uint64_t addr, bool empty_ok, bool nof
 {
 	struct sv_path p;
 
-	int r = sv_path_read(c, dirfd, addr, empty_ok ? SV_PATH_EMPTY_OK : 0, &p);
+	int r =
+	    sv_path_read(c, dirfd, addr, SV_PATH_COMPOSE | (empty_ok ? SV_PATH_EMPTY_OK : 0), &p);
 	if (r < 0)
 		return r;
 	if (p.len > 0) {

@@ -153,7 +153,9 @@ decide_addr(struct sv_call *c, enum policy_net_op op, bool disconnect_ok, const 
 				 * Where the path leads decides, not whether it exists: a denied
 				 * socket path answers EACCES either way.
 				 */
-				int e = sv_path_error(c, &p, fd, POLICY_READ);
+				int e =
+				    sv_path_error(c, &p, fd, POLICY_READ,
+				                  op == POLICY_NET_CONNECT ? 0 : SV_RESOLVE_PARENT);
 				struct sockaddr_un dec = {.sun_family = AF_UNIX};
 				size_t plen = strlen(c->path);
 				if (e == fd && plen < sizeof(dec.sun_path)) {

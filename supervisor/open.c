@@ -172,13 +172,14 @@ static void
 open_tmpfile(struct sv_call *c, struct sv_path *p, uint64_t flags, mode_t mode, uint64_t resolve)
 {
 	mode_t um = 022;
-	int fd = sv_path_open(c, p, O_DIRECTORY, resolve);
+	char canon[PATH_MAX];
+	int fd = sv_path_open_canon(c, p, O_DIRECTORY, resolve, canon, sizeof(canon));
 
 	if (fd < 0) {
-		c->err = -sv_path_error(c, p, fd, POLICY_WRITE);
+		c->err = -sv_path_error(c, p, fd, POLICY_WRITE, O_DIRECTORY);
 		return;
 	}
-	int r = sv_decide_fd(c, fd, NULL, p->own_fd, POLICY_WRITE);
+	int r = sv_decide_fd(c, fd, canon, p->own_fd, POLICY_WRITE);
 	if (r == 0)
 		r = tgt_umask(c, &um);
 	if (r < 0) {
@@ -206,7 +207,7 @@ create(struct sv_call *c, struct sv_path *p, uint64_t flags, mode_t mode, uint64
 
 	_cleanup_close_ int dir = sv_path_parent(c, p, resolve, name, sizeof(name));
 	if (dir < 0)
-		return c->err = -sv_path_error(c, p, dir, POLICY_WRITE), 0;
+		return c->err = -sv_path_error(c, p, dir, POLICY_WRITE, SV_RESOLVE_PARENT), 0;
 	int r = sv_fd_path(c, dir, canon, sizeof(canon));
 	char full[PATH_MAX];
 	if (r == 0)
@@ -263,9 +264,10 @@ do_open(struct sv_call *c, int dirfd, uint64_t addr, uint64_t flags, uint64_t mo
 	bool excl = (flags & O_CREAT) && (flags & O_EXCL);
 	int follow_flags = (flags & O_NOFOLLOW) || excl ? O_NOFOLLOW : 0;
 
-	bool scoped = resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT);
-	int r = sv_path_read(c, dirfd, addr, scoped ? SV_PATH_SCOPED : 0, &p);
-	if (r == 0 && p.s[0] == '/' && p.base < 0 && scoped) {
+	/* openat2's RESOLVE_* flags are about the way from the directory itself: no composing. */
+	int r = sv_path_read(c, dirfd, addr, resolve ? 0 : SV_PATH_COMPOSE, &p);
+	if (r == 0 && p.s[0] == '/' && p.base < 0 &&
+	    (resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT))) {
 		/* openat2 scoped to a dirfd (or the cwd): an absolute path is resolved inside it. */
 		r = tgt_dirfd(c, dirfd);
 		p.base = r;
@@ -315,12 +317,13 @@ do_open(struct sv_call *c, int dirfd, uint64_t addr, uint64_t flags, uint64_t mo
 			break;
 		}
 		if (fd != -ENOENT || !(flags & O_CREAT)) {
-			c->err = -sv_path_error(c, &p, fd, a);
+			c->err =
+			    -sv_path_error(c, &p, fd, a, follow_flags | (int)(flags & O_DIRECTORY));
 			break;
 		}
 		if (p.len && p.s[p.len - 1] == '/') {
 			/* "name/" can only be a directory, which O_CREAT does not make. */
-			c->err = -sv_path_error(c, &p, -EISDIR, POLICY_WRITE);
+			c->err = -sv_path_error(c, &p, -EISDIR, POLICY_WRITE, -1);
 			break;
 		}
 		if (create(c, &p, flags, (mode_t)mode, resolve) == 0)

@@ -37,9 +37,12 @@ static const struct rewrite {
     {"/dev/stdin", TO_FD, 0},   {"/dev/stdout", TO_FD, 1},           {"/dev/stderr", TO_FD, 2},
 };
 
+/* Returns 1 if the path was rewritten, 0 if not, or -ENAMETOOLONG. */
 static int
 rewrite_proc(struct sv_call *c, struct sv_path *p)
 {
+	int rewritten = 0;
+
 	for (size_t i = 0; i < ARRAY_SIZE(rewrites); i++) {
 		const struct rewrite *w = &rewrites[i];
 		size_t n = strlen(w->from);
@@ -67,6 +70,7 @@ rewrite_proc(struct sv_call *c, struct sv_path *p)
 		if ((size_t)h + strlen(rest) >= sizeof(p->s))
 			return -ENAMETOOLONG;
 		p->len = (size_t)snprintf(p->s, sizeof(p->s), "%s%s", head, rest);
+		rewritten = 1;
 		break;
 	}
 	/*
@@ -78,7 +82,7 @@ rewrite_proc(struct sv_call *c, struct sv_path *p)
 	int n = snprintf(own, sizeof(own), "/proc/%d/fd/", c->tid);
 	p->own_fd = strncmp(p->s, own, (size_t)n) == 0 && p->s[n] &&
 	            strspn(p->s + n, "0123456789") == strlen(p->s + n);
-	return 0;
+	return rewritten;
 }
 
 /* Every component a plain name: no empty one (no "//", no trailing slash), no ".", "..". */
@@ -104,15 +108,43 @@ plain_absolute(const char *s, size_t len)
 	return len >= 2 && s[0] == '/' && plain_names(s + 1, len - 1);
 }
 
+/* Back to the relative path as given (compose had put the directory's path before it). */
+static void
+uncompose_text(struct sv_path *p)
+{
+	memmove(p->s, p->s + p->rel_at, p->len - p->rel_at + 1);
+	p->len -= p->rel_at;
+	p->rel_at = 0;
+	p->own_fd = false;
+}
+
+/*
+ * Back to resolving from the directory itself: the relative path and the dirfd.
+ * If the directory cannot be had any more (closed, the target gone), p stays as
+ * it is and the error is returned.
+ */
+static int
+uncompose(struct sv_call *c, struct sv_path *p)
+{
+	int r = tgt_dirfd(c, p->dirfd);
+	if (r < 0)
+		return r == -ENXIO ? -ENOTDIR : r; /* ENXIO: a relative path from a socket */
+	uncompose_text(p);
+	p->base = r;
+	return 0;
+}
+
 /*
  * A plain relative path from the cwd or a dirfd is made absolute from where that
  * directory is (/proc/TID/cwd or /proc/TID/fd/N read as a link): one readlink,
  * instead of opening the directory and, after the resolution, reading the
- * result's path. The decision is about the object the absolute path reaches,
- * which is the object the supervisor opens, so nothing is trusted that the target
- * could change; a rename of the directory meanwhile can only make the call see
- * it where it was. Returns 0 once p is absolute, else a negative number: the
- * usual way must be taken (the path, or the directory's, is not plain).
+ * result's path. It is only a fast path: sv_path_open_canon tries it with
+ * RESOLVE_NO_SYMLINKS, and on any failure goes back to the directory itself
+ * (uncompose), since the name of a directory is not always the way to it (a
+ * dirfd on a symlink, a mount over the cwd, an ancestor without search
+ * permission). The decision is about the object the supervisor opens either way.
+ * Returns 0 once p is absolute, else a negative number: the usual way must be
+ * taken at once.
  */
 static int
 compose(struct sv_call *c, int dirfd, struct sv_path *p)
@@ -141,11 +173,25 @@ compose(struct sv_call *c, int dirfd, struct sv_path *p)
 		return -EINVAL; /* the kernel takes it from the directory: so do we */
 	if (tgt_valid(c) < 0)
 		return -ESRCH;
-	size_t at = root ? 0 : (size_t)n;
-	memmove(p->s + at + 1, p->s, p->len + 1);
-	memcpy(p->s, base, at);
-	p->s[at] = '/';
-	p->len += at + 1;
+	size_t at = root ? 1 : (size_t)n + 1;
+	memmove(p->s + at, p->s, p->len + 1);
+	memcpy(p->s, base, at - 1);
+	p->s[at - 1] = '/';
+	p->len += at;
+	p->rel_at = at;
+	p->dirfd = dirfd;
+	/*
+	 * "self" from /proc, "fd" from /dev: resolved from the directory, they would
+	 * name the supervisor. Spelled whole they are rewritten for the target, and
+	 * that spelling is then the only right one: it is kept, not undone.
+	 */
+	int r = rewrite_proc(c, p);
+	if (r < 0) {
+		uncompose_text(p);
+		return -EINVAL;
+	}
+	if (r > 0)
+		p->rel_at = 0;
 	return 0;
 }
 
@@ -167,6 +213,7 @@ sv_path_set(struct sv_call *c, int dirfd, const char *path, unsigned how, struct
 	p->base = -1;
 	p->own_fd = false;
 	p->resolve = 0;
+	p->rel_at = 0;
 	p->len = strnlen(path, PATH_MAX);
 	if (p->len == PATH_MAX)
 		return -ENAMETOOLONG;
@@ -181,7 +228,7 @@ sv_path_set(struct sv_call *c, int dirfd, const char *path, unsigned how, struct
 		/* An absolute path ignores a dirfd, even a bad one, as the kernel does. */
 		if (p->s[0] == '/' && p->len > 0)
 			return 0;
-		if (!(how & SV_PATH_SCOPED) && p->len > 0) {
+		if ((how & SV_PATH_COMPOSE) && p->len > 0) {
 			r = compose(c, dirfd, p);
 			if (r == 0 || r == -ESRCH)
 				return r;
@@ -423,8 +470,8 @@ sv_path_open(struct sv_call *c, const struct sv_path *p, int flags, uint64_t res
 }
 
 int
-sv_path_open_canon(struct sv_call *c, const struct sv_path *p, int flags, uint64_t resolve,
-                   char *canon, size_t size)
+sv_path_open_canon(struct sv_call *c, struct sv_path *p, int flags, uint64_t resolve, char *canon,
+                   size_t size)
 {
 	canon[0] = '\0';
 	/*
@@ -436,11 +483,16 @@ sv_path_open_canon(struct sv_call *c, const struct sv_path *p, int flags, uint64
 	 */
 	if (p->base < 0 && !p->own_fd && p->len < size && plain_absolute(p->s, p->len)) {
 		int fd = sv_path_open(c, p, flags, resolve | RESOLVE_NO_SYMLINKS);
-		if (fd != -ELOOP) {
-			if (fd >= 0) {
-				memcpy(canon, p->s, p->len + 1);
-				spell_self(c, canon, size);
-			}
+		if (fd >= 0) {
+			memcpy(canon, p->s, p->len + 1);
+			spell_self(c, canon, size);
+			return fd;
+		}
+		if (p->rel_at) {
+			int r = uncompose(c, p);
+			if (r < 0)
+				return r;
+		} else if (fd != -ELOOP) {
 			return fd;
 		}
 	}
@@ -448,13 +500,13 @@ sv_path_open_canon(struct sv_call *c, const struct sv_path *p, int flags, uint64
 }
 
 int
-sv_path_decide(struct sv_call *c, const struct sv_path *p, int flags, enum policy_access a)
+sv_path_decide(struct sv_call *c, struct sv_path *p, int flags, enum policy_access a)
 {
 	char canon[PATH_MAX];
 
 	int fd = sv_path_open_canon(c, p, flags, 0, canon, sizeof(canon));
 	if (fd < 0)
-		return sv_path_error(c, p, fd, a);
+		return sv_path_error(c, p, fd, a, flags);
 	int r = sv_decide_fd(c, fd, canon, p->own_fd, a);
 	if (r < 0) {
 		close(fd);
@@ -463,24 +515,67 @@ sv_path_decide(struct sv_call *c, const struct sv_path *p, int flags, enum polic
 	return fd;
 }
 
-int
-sv_path_error(struct sv_call *c, const struct sv_path *p, int err, enum policy_access a)
+/*
+ * The rest of a failed path resolved again from the prefix that was decided on,
+ * with the flags of the resolution that failed: the errno that object gives.
+ * A resolution that succeeds now means the tree changed meanwhile (a rename
+ * racing the call): that is told as ENOENT, whatever the first answer was, so
+ * that no race makes a name in a denied directory answer otherwise.
+ */
+static int
+resolve_rest(int fd, bool at_base, const char *rest, const struct sv_path *p, int rflags, int err)
 {
-	char prefix[sizeof(p->s)], canon[PATH_MAX], where[PATH_MAX];
+	char r[sizeof(p->s)];
+	size_t n = strlen(rest);
+
+	memcpy(r, rest, n + 1);
+	if (rflags & SV_RESOLVE_PARENT) {
+		while (n > 0 && r[n - 1] == '/')
+			n--;
+		while (n > 0 && r[n - 1] != '/')
+			n--;
+		r[n] = '\0';
+		if (n == 0)
+			return err; /* the parent is the prefix: err was not its resolution's */
+	}
+	struct open_how how = {
+	    .flags = O_PATH | O_CLOEXEC |
+	             (uint64_t)(rflags & SV_RESOLVE_PARENT ? O_DIRECTORY
+	                                                   : rflags & (O_NOFOLLOW | O_DIRECTORY)),
+	    /* openat2's scope is the original directory, not a prefix below it. */
+	    .resolve =
+	        at_base ? p->resolve : p->resolve & ~(uint64_t)(RESOLVE_BENEATH | RESOLVE_IN_ROOT),
+	};
+	int f = sys_openat2(fd, r, &how);
+	if (f < 0)
+		return f;
+	close(f);
+	return -ENOENT;
+}
+
+int
+sv_path_error(struct sv_call *c, const struct sv_path *p, int err, enum policy_access a, int rflags)
+{
+	char prefix[sizeof(p->s)], canon[PATH_MAX], where[2 * PATH_MAX + 64];
 	size_t n = p->len;
 
 	/*
 	 * The decision is about where the path leads, as far as it resolves: the
 	 * longest prefix that opens, by its real path, plus the rest. Deciding on the
 	 * spelling instead would let a symlink into a denied directory tell which names
-	 * exist there (EACCES for one, ENOENT for another).
+	 * exist there (EACCES for one, ENOENT for another). And the errno given is the
+	 * one that prefix leads to, not the first resolution's: between the two a
+	 * symlink could be swapped for a decoy.
 	 */
 	memcpy(prefix, p->s, n + 1);
-	for (int tries = 0; tries < 64; tries++) {
+	while (n > 0) {
+		size_t was = n;
 		while (n > 1 && prefix[n - 1] == '/')
 			n--;
 		while (n > 0 && prefix[n - 1] != '/')
 			n--;
+		if (n == was)
+			n = 0; /* "/" itself did not open (openat2 scoped below a dirfd): the dirfd */
 		const char *rest = p->s + n;
 		int fd;
 		if (n == 0) {
@@ -496,17 +591,37 @@ sv_path_error(struct sv_call *c, const struct sv_path *p, int err, enum policy_a
 			continue;
 		if (fd < 0)
 			return err;
+		struct stat st;
+		if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) {
+			/* A dirfd that is no directory: the object itself is decided, then ENOTDIR. */
+			int r = sv_decide_fd(c, fd, NULL, p->own_fd || n == 0, a);
+			close(fd);
+			return r < 0 ? r : err;
+		}
 		int r = sv_fd_path(c, fd, canon, sizeof(canon));
-		close(fd);
 		if (r < 0 ||
-		    policy_path_normalize(canon, *rest ? rest : ".", where, sizeof(where)) < 0)
-			return err;
+		    policy_path_normalize(canon, *rest ? rest : ".", where, sizeof(where)) < 0) {
+			/* No path to decide on: refused. */
+			close(fd);
+			return -policy_denial_errno(a);
+		}
+		/*
+		 * Past PATH_MAX, decided as its longest ancestor that fits: every rule is
+		 * shorter, so whichever rule is a prefix of the path is one of that too.
+		 */
+		size_t wl = strlen(where);
+		while (wl >= PATH_MAX) {
+			while (wl > 1 && where[wl - 1] != '/')
+				wl--;
+			where[wl > 1 ? --wl : wl] = '\0';
+		}
 		spell_self(c, where, sizeof(where));
 		r = sv_decide_path(c, where, a);
-		if (r < 0)
-			return r;
-		/* Allowed where it leads: the kernel's own answer stands. */
-		return err;
+		if (r == 0 && rflags >= 0)
+			r = resolve_rest(fd, n == 0 && p->base >= 0, rest, p, rflags, err);
+		close(fd);
+		/* Allowed where it leads: the errno the decided prefix gives stands. */
+		return r < 0 ? r : err;
 	}
 	return err;
 }

@@ -47,7 +47,9 @@ static int
 object(struct sv_call *c, int dirfd, uint64_t addr, int at_flags, int open_flags)
 {
 	struct sv_path p;
-	int r = sv_path_read(c, dirfd, addr, at_flags & AT_EMPTY_PATH ? SV_PATH_EMPTY_OK : 0, &p);
+	int r =
+	    sv_path_read(c, dirfd, addr,
+	                 SV_PATH_COMPOSE | (at_flags & AT_EMPTY_PATH ? SV_PATH_EMPTY_OK : 0), &p);
 	if (r == -ENXIO && (at_flags & AT_EMPTY_PATH))
 		r = 0; /* "" on a socket, which /proc cannot open */
 	if (r < 0)

@@ -152,13 +152,16 @@ struct sv_path {
 	int base;         /* our fd to resolve against (owned), or -1 for an absolute path */
 	bool own_fd;      /* names one of the target's own fds (/proc/TID/fd/N) */
 	uint64_t resolve; /* openat2 RESOLVE_* flags every resolution of it keeps */
+	size_t rel_at;    /* made absolute from dirfd's path: the path as given starts here */
+	int dirfd;        /* the target's, while rel_at is set */
 };
 
 /* How a path is taken (sv_path_read, sv_path_set). */
 enum {
 	SV_PATH_EMPTY_OK = 1 << 0, /* "" is kept: AT_EMPTY_PATH names the dirfd itself */
-	SV_PATH_SCOPED = 1 << 1,   /* resolved from the dirfd's object, never from its path
-	                              (openat2's RESOLVE_BENEATH and RESOLVE_IN_ROOT) */
+	SV_PATH_COMPOSE = 1 << 1,  /* a plain relative path may be made absolute from the
+	                              directory's path; only for sv_path_open_canon, which
+	                              goes back to the directory itself if that fails */
 };
 
 /* Reads the path at addr relative to dirfd, taken as how says (SV_PATH_*). */
@@ -190,15 +193,22 @@ int sv_decide_path(struct sv_call *c, const char *canon, enum policy_access a);
  */
 int sv_path_open(struct sv_call *c, const struct sv_path *p, int flags, uint64_t resolve);
 /* sv_path_open, and where it led into canon when that is known without a readlink, else "". */
-int sv_path_open_canon(struct sv_call *c, const struct sv_path *p, int flags, uint64_t resolve,
+int sv_path_open_canon(struct sv_call *c, struct sv_path *p, int flags, uint64_t resolve,
                        char *canon, size_t size);
 /*
  * sv_path_open_canon, then sv_decide_fd for a: our decided O_PATH fd, or -errno
  * (for an error of resolution, as sv_path_error says).
  */
-int sv_path_decide(struct sv_call *c, const struct sv_path *p, int flags, enum policy_access a);
-/* For an error of path resolution: the policy's errno if the lexical path is denied. */
-int sv_path_error(struct sv_call *c, const struct sv_path *p, int err, enum policy_access a);
+int sv_path_decide(struct sv_call *c, struct sv_path *p, int flags, enum policy_access a);
+/*
+ * For an error err of resolving p: the policy's errno if where the path leads is
+ * denied, else the errno the path gives from there. rflags are the O_NOFOLLOW and
+ * O_DIRECTORY of the resolution that failed, or SV_RESOLVE_PARENT if it was of
+ * p's parent (sv_path_parent); -1 when err is not a resolution's (kept as it is).
+ */
+#define SV_RESOLVE_PARENT (1 << 30)
+int sv_path_error(struct sv_call *c, const struct sv_path *p, int err, enum policy_access a,
+                  int rflags);
 
 /* Opens the parent of p (O_PATH|O_DIRECTORY) and returns its last component. */
 int sv_path_parent(struct sv_call *c, const struct sv_path *p, uint64_t resolve, char *name,

@@ -426,6 +426,16 @@ if [ "$ROOT" = 1 ]; then
 	mrun sh -c 'head -n 1 /dev/kmsg; mknod kmsg c 1 11 && head -n 1 ./kmsg'
 	if [ -s "$_out" ]; then _fail "mknod: a device node in cwd reads what /dev/kmsg denies"; else _pass; fi
 	rm -f kmsg
+	# RENAME_WHITEOUT leaves a 0:0 character device where the source was: a device
+	# node, made by the supervisor's CAP_MKNOD, which the agent does not have.
+	: >wo-src
+	mrun python3 -c 'import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.renameat2(-100, b"wo-src", -100, b"wo-dst", 4)
+print("renameat2 WHITEOUT:", r, os.strerror(ctypes.get_errno()) if r else "")'
+	expect_line "renameat2 WHITEOUT: -1 Operation not permitted"
+	if [ -c wo-src ]; then _fail "RENAME_WHITEOUT made a device node"; else _pass; fi
+	rm -f wo-src wo-dst
 	if command -v ip >/dev/null; then
 		mrun ip addr add 192.0.2.77/32 dev lo
 		if ip addr show dev lo | grep -q 192.0.2.77; then
