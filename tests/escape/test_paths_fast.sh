@@ -15,86 +15,21 @@
 # Env: MOAT_BIN, MOAT_ESCAPE (paths_fast_ops, paths_fast_race,
 # mktool). Exit 77: skipped (no seccomp user notification here).
 set -u
-. "$(dirname "$0")/../integration/lib.sh"
+TEST_LIB="$(dirname "$0")/../integration"
+. "$TEST_LIB/lib.sh"
 
 E="${MOAT_ESCAPE:?MOAT_ESCAPE is not set}"
 [ -x "$MOAT" ] && [ -x "$E/paths_fast_ops" ] && [ -x "$E/paths_fast_race" ] || exit 77
 "$MOAT" run -- /bin/true 2>/dev/null || exit 77
 
-# The fixture of lib_run.sh, cut down. The agent starts with fds 0, 1, 2 only.
-exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
-export PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin
-RUN_TIMEOUT=${RUN_TIMEOUT:-60}
-T=$(cd "$(mktemp -d)" && pwd -P)
-CLEANUP=""
-_cleanup() {
-	eval "$CLEANUP"
-	rm -rf "$T"
-}
-trap _cleanup EXIT
-trap 'exit 1' INT TERM
-export HOME="$T/home"
-umask 022
-mkdir -p "$HOME/.ssh" "$T/repo/sub" "$T/repo/secret" "$T/ro"
-echo "CANARY-ssh-private-key" >"$HOME/.ssh/id_rsa"
-echo "hello from repo" >"$T/repo/a.txt"
-echo "bee" >"$T/repo/sub/b.txt"
-echo "CANARY-dotenv" >"$T/repo/.env"
-echo "CANARY-sub-dotenv" >"$T/repo/sub/.env"
-echo "CANARY-secret" >"$T/repo/secret/s.txt"
-ln -s "$HOME/.ssh/id_rsa" "$T/repo/key-link"
-cd "$T/repo" || exit 1
+# lib_run.sh's fixture (canaries under $T, HOME, the helpers), with a policy of our own.
+. "$TEST_LIB/lib_run.sh"
 POLICY="$T/policy.json"
 cat >"$POLICY" <<JSON
 {"version": 1, "surface": {"cwd": "rw", "read": ["$T/ro", "$T/real"],
  "deny": ["~/.ssh", "**/.env", "./secret"],
  "system": true, "tooling": false}, "exec": {"default": "allow"}}
 JSON
-
-mrun() {
-	run timeout -k 5 "$RUN_TIMEOUT" "$MOAT" run --policy "$POLICY" -- "$@"
-}
-nrun() {
-	run timeout -k 5 "$RUN_TIMEOUT" "$@"
-}
-expect_line() {
-	if grep -qxF -- "$1" "$_out"; then _pass; else _fail "stdout lacks the line: $1"; fi
-}
-expect_no_canary() {
-	if grep -q CANARY "$_out" "$_err"; then
-		_fail "a denied file's content (CANARY) reached the agent"
-	else
-		_pass
-	fi
-}
-expect_out_not() {
-	if grep -qF -- "$1" "$_out"; then _fail "stdout has: $1"; else _pass; fi
-}
-expect_true() {
-	_what=$1
-	shift
-	if "$@"; then _pass; else _fail "$_what"; fi
-}
-save() {
-	cp "$_out" "$T/$1"
-}
-expect_same_file() {
-	if cmp -s "$1" "$2"; then
-		_pass
-	else
-		printf 'FAIL: %s\n' "$3"
-		diff "$1" "$2" | head -60 | sed 's/^/  /'
-		_failed=$((_failed + 1))
-	fi
-}
-wait_for() {
-	_n=${2:-100}
-	while [ ! -e "$1" ] && [ "$_n" -gt 0 ]; do
-		sleep 0.1
-		_n=$((_n - 1))
-	done
-	[ -e "$1" ]
-}
 
 ROOT=0
 [ "$(id -u)" = 0 ] && ROOT=1
@@ -125,9 +60,9 @@ TAIL=$(printf 'a/%.0s' $(seq 69))a
 # PARITY_PIPE=1 the agent's stdin is a pipe.
 PARITY_RESET=""
 PARITY_PIPE=0
-parity() {
-	_what=$1
-	shift
+# parity_runs ARGS...: paths_fast_ops ARGS natively, then under moat, into
+# $T/parity.native and $T/parity.moat.
+parity_runs() {
 	for _how in native moat; do
 		eval "$PARITY_RESET"
 		_run=mrun
@@ -139,6 +74,12 @@ parity() {
 		fi
 		save "parity.$_how"
 	done
+}
+
+parity() {
+	_what=$1
+	shift
+	parity_runs "$@"
 	expect_same_file "$T/parity.native" "$T/parity.moat" "$_what (< native, > moat)"
 	expect_no_canary
 }
@@ -149,18 +90,8 @@ parity() {
 parity_gap() {
 	_what=$1
 	shift
-	for _how in native moat; do
-		eval "$PARITY_RESET"
-		_run=mrun
-		[ $_how = native ] && _run=nrun
-		$_run "$O" "$@"
-		save "parity.$_how"
-	done
-	if cmp -s "$T/parity.native" "$T/parity.moat"; then
-		_pass
-	else
-		known_gap "$_what"
-	fi
+	parity_runs "$@"
+	if cmp -s "$T/parity.native" "$T/parity.moat"; then _pass; else known_gap "$_what"; fi
 	expect_no_canary
 }
 

@@ -16,7 +16,8 @@
 #   outside/o.txt    a canary no rule names (denied)
 # Every canary contains "CANARY"; no test output may ever contain it unless the
 # test reads it natively on purpose.
-. "$(dirname "$0")/lib.sh"
+# (Sourced from another directory, the caller names this one in TEST_LIB.)
+. "${TEST_LIB:-$(dirname "$0")}/lib.sh"
 
 # Descriptors inherited from the caller (ctest leaves some open) would shift the
 # fd numbers the tests expect: the agent starts with 0, 1 and 2 only.

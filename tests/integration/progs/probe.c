@@ -46,34 +46,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "progs.h"
+
 #define MAX_ARGS 8
 #define MAX_REGS 64
 
 static int regs[MAX_REGS];
 static int n_regs;
-
-static const char *
-err_name(int e)
-{
-	const char *n = strerrorname_np(e);
-	return n ? n : "E?";
-}
-
-static void say(const char *op, const char *arg, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-say(const char *op, const char *arg, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %s: ", op, arg);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
 
 static void
 say_errno(const char *op, const char *arg)

@@ -43,12 +43,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char *
-err_name(int e)
-{
-	const char *n = strerrorname_np(e);
-	return n ? n : "E?";
-}
+#include "progs.h"
 
 static void
 report(const char *name, long r, int e)

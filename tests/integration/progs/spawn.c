@@ -23,14 +23,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
+#include "progs.h"
 
-static const char *
-err_name(int e)
-{
-	const char *n = strerrorname_np(e);
-	return n ? n : "E?";
-}
+extern char **environ;
 
 static void
 report(const char *how, pid_t pid, int exec_errno)
