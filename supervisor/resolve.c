@@ -469,11 +469,21 @@ sv_path_open(struct sv_call *c, const struct sv_path *p, int flags, uint64_t res
 	return sys_openat2(p->base >= 0 ? p->base : AT_FDCWD, p->s, &how);
 }
 
+bool
+sv_path_plain(struct sv_call *c, const struct sv_path *p, char *canon, size_t size)
+{
+	canon[0] = '\0';
+	if (p->base >= 0 || p->own_fd || p->len >= size || !plain_absolute(p->s, p->len))
+		return false;
+	memcpy(canon, p->s, p->len + 1);
+	spell_self(c, canon, size);
+	return true;
+}
+
 int
 sv_path_open_canon(struct sv_call *c, struct sv_path *p, int flags, uint64_t resolve, char *canon,
                    size_t size)
 {
-	canon[0] = '\0';
 	/*
 	 * A plain absolute path that resolves without following a symlink (nor a
 	 * /proc magic link) reaches its object by exactly the names it spells, so
@@ -481,13 +491,11 @@ sv_path_open_canon(struct sv_call *c, struct sv_path *p, int flags, uint64_t res
 	 * One that meets a symlink fails with ELOOP and is resolved the usual way;
 	 * any other error comes from a component before any symlink, as it would.
 	 */
-	if (p->base < 0 && !p->own_fd && p->len < size && plain_absolute(p->s, p->len)) {
+	if (sv_path_plain(c, p, canon, size)) {
 		int fd = sv_path_open(c, p, flags, resolve | RESOLVE_NO_SYMLINKS);
-		if (fd >= 0) {
-			memcpy(canon, p->s, p->len + 1);
-			spell_self(c, canon, size);
+		if (fd >= 0)
 			return fd;
-		}
+		canon[0] = '\0';
 		if (p->rel_at) {
 			int r = uncompose(c, p);
 			if (r < 0)

@@ -192,6 +192,12 @@ int sv_decide_path(struct sv_call *c, const char *canon, enum policy_access a);
  * a path the policy denies reports the policy's errno whether or not it exists.
  */
 int sv_path_open(struct sv_call *c, const struct sv_path *p, int flags, uint64_t resolve);
+/*
+ * Whether p is a plain absolute path (no "", ".", ".." names) to be resolved
+ * from the root: its canonical path, should it resolve without a symlink, is
+ * then the path itself, written to canon (/proc/<target> spelled /proc/self).
+ */
+bool sv_path_plain(struct sv_call *c, const struct sv_path *p, char *canon, size_t size);
 /* sv_path_open, and where it led into canon when that is known without a readlink, else "". */
 int sv_path_open_canon(struct sv_call *c, struct sv_path *p, int flags, uint64_t resolve,
                        char *canon, size_t size);

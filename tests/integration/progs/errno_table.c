@@ -114,9 +114,14 @@ open_line(const char *name, int fd, int e)
 	int fl = fcntl(fd, F_GETFL), fdfl = fcntl(fd, F_GETFD);
 	struct stat st;
 	fstat(fd, &st);
-	printf("%s fd 0 fd=%d acc=%d append=%d cloexec=%d path=%d type=%o\n", name, fd,
+	/*
+	 * Every status flag F_GETFL shows but O_LARGEFILE (0100000: the kernel adds it
+	 * here) and O_NOFOLLOW, which a file moat re-opens through /proc cannot keep
+	 * (README, known limits).
+	 */
+	printf("%s fd 0 fd=%d acc=%d append=%d cloexec=%d path=%d type=%o flags=%o\n", name, fd,
 	       fl & O_ACCMODE, !!(fl & O_APPEND), !!(fdfl & FD_CLOEXEC), !!(fl & O_PATH),
-	       (unsigned)(st.st_mode & S_IFMT));
+	       (unsigned)(st.st_mode & S_IFMT), (unsigned)(fl & ~0100000 & ~O_NOFOLLOW));
 	fflush(stdout);
 	close(fd);
 }
@@ -188,6 +193,11 @@ open_flags(void)
 	}
 	OPEN("open_rdonly", "f", O_RDONLY);
 	OPEN("open_cloexec", "f", O_RDONLY | O_CLOEXEC);
+	OPEN("open_rdonly_nonblock", "f", O_RDONLY | O_NONBLOCK);
+	OPEN("open_rdonly_noatime", "f", O_RDONLY | O_NOATIME);
+	OPEN("open_rdonly_async", "f", O_RDONLY | O_ASYNC);
+	OPEN("open_rdonly_append", "f", O_RDONLY | O_APPEND);
+	OPEN("open_dir_rdonly_nonblock", "d", O_RDONLY | O_DIRECTORY | O_NONBLOCK);
 	OPEN("open_wronly", "f", O_WRONLY);
 	OPEN("open_rdwr", "f", O_RDWR);
 	OPEN("open_append", "f", O_WRONLY | O_APPEND);
