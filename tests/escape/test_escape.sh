@@ -357,19 +357,24 @@ expect_rc 0
 # fds and threads of the supervisor at rest, after killed calls, after abandoned FIFO opens.
 count() { printf '%s/%s' "$(ls "/proc/$1/fd" 2>/dev/null | wc -l)" \
 	"$(awk '/^Threads/ {print $2}' "/proc/$1/status" 2>/dev/null)"; }
+# Each count waits a moment after the mark: the agent's sh may still be starting
+# the command after it (a redirected exec holds a ticket's descriptors meanwhile).
 "$MOAT" run -- sh -c 'echo ready >rest.mark; sleep 2' &
 MP=$!
 wait_file rest.mark
+sleep 0.5
 REST=$(count $MP)
 wait $MP
 "$MOAT" run -- sh -c "$B/midcall 300 3 >mid.mark" &
 MP=$!
 wait_file mid.mark
+sleep 0.5
 MID=$(count $MP)
 wait $MP
 "$MOAT" run -- sh -c "$B/fifoleak 150 3 >fifo.mark" &
 MP=$!
 wait_file fifo.mark
+sleep 0.5
 FIFO=$(count $MP)
 wait $MP
 if [ "$MID" = "$REST" ]; then _pass; else _fail "fds/threads after 300 killed calls: $MID, at rest: $REST"; fi
