@@ -522,7 +522,8 @@ expect_line "safe=0"
 expect_out_not "CANARY-RAN"
 for how in redirect allow; do
 	rm -f race/marker
-	run timeout -k 5 30 "$MOAT" run --policy "$T/race-$how.json" -- race/okk "$RD" 8 2500
+	# Up to 2,500 tries or 16 s: a loaded sanitizer build makes ~100 tries a second.
+	run timeout -k 5 45 "$MOAT" run --policy "$T/race-$how.json" -- race/okk "$RD" 16 2500
 	_cmd="$_cmd ($how)"
 	expect_rc 0
 	expect_out "canary=0 "
