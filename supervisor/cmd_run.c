@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,8 +54,8 @@ static const char run_help[] =
     "  -h, --help              show this help\n"
     "\n"
     "Environment:\n"
-    "  MOAT_NOTIFY_THREADS=N   threads that receive CMD's trapped calls, 1 to 4\n"
-    "                          (default 2; more serve a multi-threaded CMD side by side)\n"
+    "  MOAT_NOTIFY_THREADS=N   threads that receive CMD's trapped calls, 1 to 4 (default\n"
+    "                          2, 1 on one CPU; more serve a multi-threaded CMD side by side)\n"
     "\n"
     "Exit status: CMD's own; 128+N if CMD was killed by signal N; 125 if moat itself\n"
     "failed (bad policy, bad arguments, no seccomp); 126/127 if CMD could not be\n"
@@ -110,7 +111,11 @@ parse(int argc, char **argv, struct run_opts *o)
 	}
 	if (optind >= argc)
 		return cli_usage_error("run", "no command given (moat run -- CMD [ARGS...])"), -2;
-	o->receivers = SV_RECEIVERS_DEFAULT;
+	/* One CPU has no other CPU to wake, nor a second call to serve meanwhile: one receiver. */
+	cpu_set_t cpus;
+	o->receivers = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) < 2
+	                   ? 1
+	                   : SV_RECEIVERS_DEFAULT;
 	const char *env = getenv("MOAT_NOTIFY_THREADS");
 	if (env && *env) {
 		char *end;
