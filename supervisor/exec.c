@@ -206,7 +206,7 @@ check_next(struct sv_call *c, const char *path, int *ret_fd)
 	sv_path_done(&p);
 	if (fd < 0)
 		return 0; /* missing: the kernel reports it itself */
-	int r = sv_decide_fd(c, fd, NULL, false, POLICY_EXEC);
+	int r = sv_decide_fd(c, fd, NULL, false, POLICY_EXEC, NULL);
 	if (r == 0)
 		r = add_image(c, fd);
 	if (r < 0) {
@@ -521,7 +521,7 @@ do_exec(struct sv_call *c, int dirfd, uint64_t path, uint64_t argv_addr, uint64_
 		return;
 	}
 	want.n_paths = 0;
-	r = sv_decide_fd(c, fd, NULL, p.own_fd || p.len == 0, POLICY_EXEC);
+	r = sv_decide_fd(c, fd, NULL, p.own_fd || p.len == 0, POLICY_EXEC, NULL);
 	if (r == 0)
 		r = read_argv(c, argv_addr); /* the count */
 	if (r >= 0)

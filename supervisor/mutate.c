@@ -328,7 +328,7 @@ object_open(struct sv_call *c, int dirfd, uint64_t addr, bool empty_ok, bool nof
 		return r;
 	}
 	int fd = TAKE_FD(p.base);
-	r = sv_decide_fd(c, fd, NULL, true, a);
+	r = sv_decide_fd(c, fd, NULL, true, a, NULL);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -343,7 +343,7 @@ fd_open(struct sv_call *c, int tfd, enum policy_access a)
 	int fd = tgt_getfd(c, tfd);
 	if (fd < 0)
 		return fd == -ESRCH ? fd : -EBADF;
-	int r = sv_decide_fd(c, fd, NULL, true, a);
+	int r = sv_decide_fd(c, fd, NULL, true, a, NULL);
 	if (r < 0) {
 		close(fd);
 		return r;

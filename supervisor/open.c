@@ -126,24 +126,18 @@ defer(struct sv_call *c, int fd, uint64_t flags)
 	return 0;
 }
 
-/* Re-opens the object fd (O_PATH, decided) with the caller's flags. */
+/* Re-opens the object fd (O_PATH, decided; its st_mode is mode) with the caller's flags. */
 static void
-reopen(struct sv_call *c, int fd, uint64_t flags)
+reopen(struct sv_call *c, int fd, uint64_t flags, mode_t mode)
 {
-	struct stat st;
 	char link[64];
 
-	if (fstat(fd, &st) < 0) {
-		c->err = errno;
-		close(fd);
-		return;
-	}
-	if (S_ISLNK(st.st_mode)) {
+	if (S_ISLNK(mode)) {
 		c->err = ELOOP; /* O_NOFOLLOW on a symlink */
 		close(fd);
 		return;
 	}
-	if (S_ISFIFO(st.st_mode) && !(flags & O_NONBLOCK)) {
+	if (S_ISFIFO(mode) && !(flags & O_NONBLOCK)) {
 		int r = defer(c, fd, flags);
 		if (r < 0) {
 			c->err = -r;
@@ -179,7 +173,7 @@ open_tmpfile(struct sv_call *c, struct sv_path *p, uint64_t flags, mode_t mode, 
 		c->err = -sv_path_error(c, p, fd, POLICY_WRITE, O_DIRECTORY);
 		return;
 	}
-	int r = sv_decide_fd(c, fd, canon, p->own_fd, POLICY_WRITE);
+	int r = sv_decide_fd(c, fd, canon, p->own_fd, POLICY_WRITE, NULL);
 	if (r == 0)
 		r = tgt_umask(c, &um);
 	if (r < 0) {
@@ -275,7 +269,6 @@ open_read_fast(struct sv_call *c, struct sv_path *p, uint64_t flags)
 	char canon[PATH_MAX];
 	struct policy_verdict v;
 	struct statx stx;
-	struct stat st;
 
 	/* (O_ASYNC: set at open it is only a flag, and F_SETFL would arm it.) */
 	if (access_of(flags) != POLICY_READ || (flags & O_ASYNC) || p->resolve ||
@@ -293,11 +286,13 @@ open_read_fast(struct sv_call *c, struct sv_path *p, uint64_t flags)
 	int fd = sys_openat2(AT_FDCWD, p->s, &how);
 	if (fd < 0)
 		return false;
-	if (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
+	mode_t mode;
+	int r = sv_decide_fd(c, fd, canon, false, POLICY_READ, &mode);
+	if (r == 0 && !(S_ISREG(mode) || S_ISDIR(mode))) {
+		/* Swapped for something else since the statx: the usual way decides again. */
 		close(fd);
 		return false;
 	}
-	int r = sv_decide_fd(c, fd, canon, false, POLICY_READ);
 	/* The status flags the caller gave (F_SETFL takes these alone): O_NONBLOCK only if asked. */
 	if (r == 0 && !(flags & O_NONBLOCK) &&
 	    fcntl(fd, F_SETFL, (int)(flags & (O_APPEND | O_DIRECT | O_NOATIME))) < 0)
@@ -354,10 +349,9 @@ do_open(struct sv_call *c, int dirfd, uint64_t addr, uint64_t flags, uint64_t mo
 		int fd = sv_path_open_canon(c, &p, follow_flags | (int)(flags & O_DIRECTORY),
 		                            resolve, canon, sizeof(canon));
 		if (fd >= 0) {
-			r = sv_decide_fd(c, fd, canon, p.own_fd, a);
-			struct stat st;
-			if (r == 0 && !excl && (flags & O_CREAT) && fstat(fd, &st) == 0 &&
-			    S_ISDIR(st.st_mode))
+			mode_t m;
+			r = sv_decide_fd(c, fd, canon, p.own_fd, a, &m);
+			if (r == 0 && !excl && (flags & O_CREAT) && S_ISDIR(m))
 				r = -EISDIR; /* O_CREAT on an existing directory */
 			if (r < 0 || excl) {
 				c->err = r < 0 ? -r : EEXIST;
@@ -373,7 +367,7 @@ do_open(struct sv_call *c, int dirfd, uint64_t addr, uint64_t flags, uint64_t mo
 				close(fd);
 				c->cont = true;
 			} else {
-				reopen(c, fd, flags);
+				reopen(c, fd, flags, m);
 			}
 			break;
 		}

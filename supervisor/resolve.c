@@ -415,12 +415,15 @@ pty_allowed(struct sv *sv, const char *canon)
 }
 
 int
-sv_decide_fd(struct sv_call *c, int fd, const char *known, bool own_fd, enum policy_access a)
+sv_decide_fd(struct sv_call *c, int fd, const char *known, bool own_fd, enum policy_access a,
+             mode_t *ret_mode)
 {
 	char canon[PATH_MAX];
 	struct statx stx;
 	struct stat st;
 
+	if (ret_mode)
+		*ret_mode = 0;
 	int r = 0;
 	if (known && known[0])
 		snprintf(canon, sizeof(canon), "%s", known);
@@ -433,6 +436,8 @@ sv_decide_fd(struct sv_call *c, int fd, const char *known, bool own_fd, enum pol
 	st.st_ino = stx.stx_ino;
 	st.st_nlink = stx.stx_nlink;
 	st.st_mode = stx.stx_mode;
+	if (ret_mode)
+		*ret_mode = stx.stx_mode;
 	/*
 	 * Reached through one of the target's own fds, an object with no path (a pipe,
 	 * a socket, a memfd, a deleted file) is one the target holds already.
@@ -515,7 +520,7 @@ sv_path_decide(struct sv_call *c, struct sv_path *p, int flags, enum policy_acce
 	int fd = sv_path_open_canon(c, p, flags, 0, canon, sizeof(canon));
 	if (fd < 0)
 		return sv_path_error(c, p, fd, a, flags);
-	int r = sv_decide_fd(c, fd, canon, p->own_fd, a);
+	int r = sv_decide_fd(c, fd, canon, p->own_fd, a, NULL);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -602,7 +607,7 @@ sv_path_error(struct sv_call *c, const struct sv_path *p, int err, enum policy_a
 		struct stat st;
 		if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) {
 			/* A dirfd that is no directory: the object itself is decided, then ENOTDIR. */
-			int r = sv_decide_fd(c, fd, NULL, p->own_fd || n == 0, a);
+			int r = sv_decide_fd(c, fd, NULL, p->own_fd || n == 0, a, NULL);
 			close(fd);
 			return r < 0 ? r : err;
 		}

@@ -29,7 +29,7 @@ own_object(struct sv_call *c, int dirfd)
 	if (fd < 0)
 		return fd == -ESRCH ? fd : -EBADF;
 	int fl = fcntl(fd, F_GETFL);
-	int r = fl >= 0 && (fl & O_PATH) ? sv_decide_fd(c, fd, NULL, true, POLICY_STAT) : 0;
+	int r = fl >= 0 && (fl & O_PATH) ? sv_decide_fd(c, fd, NULL, true, POLICY_STAT, NULL) : 0;
 	if (r < 0) {
 		close(fd);
 		return r;

@@ -177,9 +177,11 @@ int sv_fd_path(struct sv_call *c, int fd, char *out, size_t size);
  * Decides access to the object fd refers to, as the policy says. known is its
  * canonical path where the caller knows it (sv_path_open_canon), else NULL or
  * "": it is read from /proc/self/fd. Records the decision in c; returns 0 when
- * allowed or the policy's -errno.
+ * allowed or the policy's -errno. *ret_mode (if not NULL): the object's st_mode,
+ * 0 if it could not be read.
  */
-int sv_decide_fd(struct sv_call *c, int fd, const char *known, bool own_fd, enum policy_access a);
+int sv_decide_fd(struct sv_call *c, int fd, const char *known, bool own_fd, enum policy_access a,
+                 mode_t *ret_mode);
 /* A pty the agent made (its /dev/ptmx master's number): it may open its /dev/pts/N. */
 void sv_pty_add(struct sv *sv, unsigned n);
 
