@@ -31,8 +31,9 @@
 #    temporary socket, stopped at the end): the launch latency of `true`
 #    natively, through `moat-runner exec`, through an in-process client that
 #    speaks the protocol, under bwrap and under unshare (median, p90, p99);
-#    stdout throughput of `head -c N /dev/zero` through the runner against a
-#    native pipe, free and pinned to one CPU; the daemon's memory idle, with 1
+#    stdout throughput of `head -c N /dev/zero | cat` through the runner (the
+#    pipe handed to the command, and streamed as frames) against a native
+#    pipe, free and pinned to one CPU; the daemon's memory idle, with 1
 #    and with 100 `sleep` tasks.
 # 5. Exec redirection (`moat run` with exec.default "redirect": every exec of a
 #    child of CMD runs in the embedded runner, in fresh pid, mount and network

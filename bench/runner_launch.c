@@ -22,8 +22,11 @@
  * Every child gets /dev/null as stdin and stdout (no pty from the runner).
  *
  * Throughput: BYTES of `head -c BYTES /dev/zero` through a native pipe into
- * `cat > /dev/null`, through `moat-runner exec` into /dev/null, and into the
- * in-process client (which only counts them); the median of --runs (default 3).
+ * `cat > /dev/null`; through `moat-runner exec` whose stdout is a pipe into
+ * the same cat (an agent reads its child's output from a pipe: the client
+ * hands that pipe to the command); and streamed as stdout frames to the
+ * in-process client (which only counts them: the path of output to a file or
+ * a socket). The median of --runs (default 3).
  *
  * Memory: the runner daemon's VmRSS (the socket's peer, SO_PEERCRED) idle, with
  * 1 and with N tasks running `sleep 30`, and idle again once they are gone;
@@ -493,9 +496,13 @@ run_launch(void)
 
 /* ---- stdout throughput ---- */
 
-/* `head -c BYTES /dev/zero | cat > /dev/null`: 0 when both succeeded. */
+/*
+ * `WRITER | cat > /dev/null`: 0 when both succeeded. The writer is head, or
+ * moat-runner exec running head: either way a reader copies every byte out of
+ * a pipe, as an agent reading its child's output does.
+ */
 static int
-native_pipe(char *const head[])
+pipe_to_cat(char *const head[])
 {
 	static char *const cat[] = {"cat", NULL};
 	int p[2];
@@ -547,8 +554,8 @@ run_throughput(void)
 	char *via[] = {(char *)o.runner, "exec", "--socket", (char *)o.socket, "--",
 	               "head",           "-c",   count,      "/dev/zero",      NULL};
 	const char *inargv[] = {"head", "-c", count, "/dev/zero", NULL};
-	static const char *const labels[] = {"native pipe | cat", "moat-runner exec",
-	                                     "runner, in-process client"};
+	static const char *const labels[] = {"native: head | cat", "moat-runner exec head | cat",
+	                                     "streamed: in-process client"};
 	double mbs[3][RUNS_MAX];
 	bool ok[3] = {true, true, true};
 
@@ -556,8 +563,8 @@ run_throughput(void)
 	for (unsigned i = 0; i < o.runs; i++)
 		for (int k = 0; k < 3; k++) {
 			uint64_t t0 = now_ns();
-			int st = k == 0   ? native_pipe(head)
-			         : k == 1 ? spawn_wait(via, -1)
+			int st = k == 0   ? pipe_to_cat(head)
+			         : k == 1 ? pipe_to_cat(via)
 			                  : client_run(&inproc);
 			uint64_t t1 = now_ns();
 			if (st != 0 || (k == 2 && inproc.bytes != o.bytes))

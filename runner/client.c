@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A runner client. One poll loop: frames from the runner go to stdout and
- * stderr with blocking writes (a slow reader there slows the task, through the
- * runner's back-pressure); stdin is read only while nothing is waiting to go
- * to the runner, so neither side can fill the other's buffers without bound;
- * signals arrive on a signalfd and leave as frames.
+ * A runner client. Its stdin, stdout and stderr that are pipes go to the
+ * command with the hello (stdio_pipes()): the command uses them itself, and
+ * nothing of those streams passes here. The rest is relayed by one poll loop:
+ * frames from the runner go to stdout and stderr with blocking writes (a slow
+ * reader there slows the task, through the runner's back-pressure); stdin is
+ * read only while nothing is waiting to go to the runner, so neither side can
+ * fill the other's buffers without bound; signals arrive on a signalfd and
+ * leave as frames.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +22,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <termios.h>
@@ -40,6 +44,8 @@ struct session {
 	uint8_t *in; /* frames not yet decoded: in[in_off..in_len) */
 	size_t in_off, in_len, in_cap;
 	bool tty, raw;
+	unsigned fds;       /* bit N: stdio N went to the runner (hello.fds) */
+	const char *ticket; /* the stand-in's, for its hello */
 	struct termios saved;
 };
 
@@ -132,10 +138,11 @@ flush(struct session *s)
 	return 0;
 }
 
+/* Queues m (if any) and sends everything queued, blocking. */
 static int
 send_now(struct session *s, const struct proto_msg *m)
 {
-	int r = queue(s, m);
+	int r = m ? queue(s, m) : 0;
 	while (r == 0 && s->out.len) {
 		struct pollfd pfd = {.fd = s->sock, .events = POLLOUT};
 		r = flush(s);
@@ -206,6 +213,63 @@ consume(struct session *s, struct proto_msg *m)
 		s->in_off = s->in_len = 0;
 }
 
+/*
+ * Which of stdin, stdout, stderr are pipes: those the command gets as they
+ * are (see `fds` in proto.h), as a child would inherit them. The same pipe,
+ * so nothing is read ahead of the command, a reader that goes away is
+ * SIGPIPE to the command itself, and bytes need not cross the runner.
+ */
+static unsigned
+stdio_pipes(void)
+{
+	unsigned mask = 0;
+
+	for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
+		struct stat st;
+		if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+			mask |= 1u << fd;
+	}
+	return mask;
+}
+
+/* The hello, with the descriptors of s->fds on its first byte. */
+static int
+send_hello(struct session *s)
+{
+	struct proto_msg hello = {
+	    .type = PROTO_HELLO,
+	    .u.hello = {.version = PROTO_VERSION, .ticket = s->ticket, .fds = (uint16_t)s->fds}};
+	char cbuf[CMSG_SPACE(3 * sizeof(int))] = {0};
+	int fds[3], n = 0;
+
+	if (!s->fds)
+		return send_now(s, &hello);
+	for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+		if (s->fds & (1u << fd))
+			fds[n++] = fd;
+	int r = queue(s, &hello);
+	if (r < 0)
+		return r;
+	struct iovec iov = {.iov_base = s->out.p, .iov_len = s->out.len};
+	struct msghdr mh = {.msg_iov = &iov,
+	                    .msg_iovlen = 1,
+	                    .msg_control = cbuf,
+	                    .msg_controllen = CMSG_SPACE((size_t)n * sizeof(int))};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, (size_t)n * sizeof(int));
+	ssize_t w;
+	do
+		w = sendmsg(s->sock, &mh, MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+	if (w <= 0)
+		return w < 0 ? -errno : -EIO;
+	s->out_off = (size_t)w;
+	return send_now(s, NULL);
+}
+
 static int
 open_session(struct session *s, const char *socket)
 {
@@ -219,8 +283,7 @@ open_session(struct session *s, const char *socket)
 	 * A runner that refuses us has already written why and closed: a failed send
 	 * is not the end, the error frame is read next.
 	 */
-	struct proto_msg hello = {.type = PROTO_HELLO, .u.hello = {.version = PROTO_VERSION}};
-	send_now(s, &hello);
+	send_hello(s);
 	return 0;
 }
 
@@ -311,7 +374,7 @@ static int
 relay(struct session *s)
 {
 	sigset_t set;
-	bool stdin_open = true;
+	bool stdin_open = !(s->fds & 1u << STDIN_FILENO); /* else the command reads it itself */
 	int status = -1;
 
 	sigemptyset(&set);
@@ -403,6 +466,10 @@ client_exec(const struct client_exec *e, const char *prog)
 {
 	struct session s = {.prog = prog, .sock = -1};
 	char cwd[PATH_MAX];
+
+	s.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	if (!s.tty)
+		s.fds = stdio_pipes();
 	int r = open_session(&s, e->socket);
 
 	if (r) {
@@ -418,7 +485,6 @@ client_exec(const struct client_exec *e, const char *prog)
 		argc++;
 	while (e->env && e->env[envc])
 		envc++;
-	s.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	struct proto_msg m = {.type = PROTO_EXEC,
 	                      .u.exec = {.argv = (const char *const *)e->argv,
 	                                 .argc = argc,
@@ -447,14 +513,14 @@ client_exec(const struct client_exec *e, const char *prog)
 int
 client_standin(int sock, const char *ticket, const char *prog)
 {
-	struct session s = {.prog = prog, .sock = sock};
-	struct proto_msg hello = {.type = PROTO_HELLO,
-	                          .u.hello = {.version = PROTO_VERSION, .ticket = ticket}};
+	struct session s = {.prog = prog, .sock = sock, .ticket = ticket};
 
 	big_buffers(sock);
 	/* The same test the supervisor made on these descriptors for the ticket. */
 	s.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-	send_now(&s, &hello);
+	if (!s.tty)
+		s.fds = stdio_pipes();
+	send_hello(&s);
 	enter_raw(&s);
 	int r = relay(&s);
 	close_session(&s);

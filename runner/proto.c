@@ -82,6 +82,7 @@ static const struct field hello_fields[] = {
     /* Any version: the runner answers one it does not speak with PROTO_E_VERSION. */
     {"version", K_U64, REQ, M(hello.version), 0, 0, UINT64_MAX},
     {"ticket", K_STR, 0, M(hello.ticket), 0, 0, PROTO_TICKET_MAX},
+    {"fds", K_U16, 0, M(hello.fds), 0, 0, 7},
 };
 
 static const struct field exec_fields[] = {

@@ -77,6 +77,9 @@ struct task_spec {
 	mode_t umask;
 	uint64_t sigign; /* bit N-1: signal N starts ignored */
 	bool hold;       /* made ready to exec, it waits for task_commit() */
+	/* Bit N: the command's descriptor N is stdio[N] (a client's pipe), not the task's pipe. */
+	unsigned stdio_mask;
+	int stdio[3];
 	bool background; /* prepared ahead: its set-up yields the CPU to running work */
 	/* Which limits the runner's cgroup holds (no rlimit for those). */
 	bool pids_by_cg, memory_by_cg;
@@ -167,8 +170,11 @@ bool task_poll_ready(struct task_proc *p);
  */
 int task_start(struct task_proc *p, const struct task_spec *s, char *err, size_t errsize);
 
-/* Lets a command started with hold exec. 0 or -errno. */
-int task_commit(struct task_proc *p);
+/*
+ * Lets a command started with hold exec, with the client's pipes for the
+ * stdio of stdio_mask (bit N: stdio[N]) in place of the task's. 0 or -errno.
+ */
+int task_commit(struct task_proc *p, unsigned stdio_mask, const int stdio[3]);
 
 /* task_prepare() and task_start() in one. */
 int task_spawn(const struct task_spec *s, struct task_proc *ret, char *err, size_t errsize);

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -80,6 +81,18 @@ struct conn {
 	bool has_ticket;
 	char ticket[PROTO_TICKET_MAX + 1];
 	time_t ticket_expires;
+	/*
+	 * The first read is the runner's own (on_first()): descriptors come with
+	 * the hello's first byte, and a bufferevent would drop them. got[] holds
+	 * them until the hello says what they are: stdio[N] for bit N of
+	 * stdio_mask, handed to the task's command.
+	 */
+	struct event *ev_first;
+	int got[3];
+	size_t n_got;
+	bool got_bad; /* more than three, or cut short */
+	unsigned stdio_mask;
+	int stdio[3];
 	struct conn *next;
 };
 
@@ -685,6 +698,7 @@ plan_warm(struct runner *r, const struct task_spec *s, struct cached *slot)
 	r->warm_spec.envp = NULL;
 	r->warm_spec.cwd = NULL;
 	r->warm_spec.path = NULL;
+	r->warm_spec.stdio_mask = 0; /* this client's: not the next one's */
 	r->warm_spec.n_groups = s->n_groups < GROUPS_MAX ? s->n_groups : GROUPS_MAX;
 	memcpy(r->warm_groups, s->groups, r->warm_spec.n_groups * sizeof(gid_t));
 	r->warm_spec.groups = r->warm_groups;
@@ -698,6 +712,8 @@ plan_warm(struct runner *r, const struct task_spec *s, struct cached *slot)
  * made ready to exec while the stand-in is still on its way; it execs once the
  * ticket is presented (present_ticket()).
  */
+static void conn_drop_fds(struct conn *c);
+
 static void
 start_task(struct conn *c, const struct proto_msg *m, bool hold)
 {
@@ -707,6 +723,8 @@ start_task(struct conn *c, const struct proto_msg *m, bool hold)
 
 	if (r->n_tasks >= (r->cfg.max_tasks ? r->cfg.max_tasks : RUNNER_MAX_TASKS))
 		return send_error(c, PROTO_E_LIMIT, EAGAIN, "too many tasks (%zu)", r->n_tasks);
+	if (c->stdio_mask && m->u.exec.tty)
+		return send_error(c, PROTO_E_PROTOCOL, 0, "descriptors cannot go with a terminal");
 	if (!realpath(m->u.exec.cwd, cwd))
 		return send_error(c, PROTO_E_EXEC, errno, "cwd %s: %s", m->u.exec.cwd,
 		                  strerror(errno));
@@ -757,6 +775,8 @@ start_task(struct conn *c, const struct proto_msg *m, bool hold)
 	    .umask = m->u.exec.has_umask ? m->u.exec.umask : 022,
 	    .sigign = m->u.exec.sigign,
 	    .hold = hold,
+	    .stdio_mask = c->stdio_mask,
+	    .stdio = {c->stdio[0], c->stdio[1], c->stdio[2]},
 	};
 	t->r = r;
 	t->conn = c;
@@ -778,6 +798,7 @@ start_task(struct conn *c, const struct proto_msg *m, bool hold)
 	} else {
 		q = task_spawn(&spec, &t->proc, err, sizeof(err));
 	}
+	conn_drop_fds(c); /* the command has them now, or never will */
 	plan_warm(r, &spec, pol);
 	if (q < 0) {
 		evbuffer_free(t->stdin_buf);
@@ -860,6 +881,19 @@ conn_detach_task(struct conn *c)
 	task_maybe_finish(t);
 }
 
+/* Closes the descriptors the client sent: the task has its own once it has started. */
+static void
+conn_drop_fds(struct conn *c)
+{
+	for (size_t i = 0; i < c->n_got; i++)
+		close(c->got[i]);
+	c->n_got = 0;
+	for (int i = 0; i < 3; i++)
+		if (c->stdio_mask & 1u << i)
+			close(c->stdio[i]);
+	c->stdio_mask = 0;
+}
+
 static void
 conn_free(struct conn *c)
 {
@@ -871,6 +905,9 @@ conn_free(struct conn *c)
 			*p = c->next;
 			break;
 		}
+	if (c->ev_first)
+		event_free(c->ev_first);
+	conn_drop_fds(c);
 	bufferevent_free(c->bev);
 	free(c);
 	if (r->draining && !r->n_tasks && !r->conns && r->done)
@@ -893,6 +930,8 @@ conn_close_when_flushed(struct conn *c)
 		return;
 	c->state = C_CLOSING;
 	conn_detach_task(c);
+	if (c->ev_first)
+		event_del(c->ev_first);
 	bufferevent_disable(c->bev, EV_READ);
 	/* The write callback now comes only once everything is sent. */
 	bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
@@ -977,9 +1016,46 @@ present_ticket(struct conn *c, const char *ticket)
 		return send_error(c, PROTO_E_TICKET, 0, "unknown, used or expired ticket");
 	if (c->r->draining)
 		return send_error(c, PROTO_E_SHUTDOWN, 0, "the runner is stopping");
-	if (!c->task || task_commit(&c->task->proc) < 0)
+	if (c->stdio_mask && c->task && c->task->proc.pty >= 0)
+		return send_error(c, PROTO_E_PROTOCOL, 0, "descriptors cannot go with a terminal");
+	int r = c->task ? task_commit(&c->task->proc, c->stdio_mask, c->stdio) : -ESRCH;
+	conn_drop_fds(c); /* the command has them now, or never will */
+	if (r < 0)
 		return send_error(c, PROTO_E_INTERNAL, EIO, "the task is gone");
 	c->state = C_RUNNING;
+}
+
+/*
+ * The descriptors that came with the hello are the client's stdin, stdout,
+ * stderr as the hello's fds says, and each is a pipe: nothing else goes into
+ * a task (a directory or a socket would reach past its view).
+ */
+static int
+take_stdio(struct conn *c, unsigned mask)
+{
+	static const char *const names[] = {"stdin", "stdout", "stderr"};
+	size_t k = 0;
+
+	if (c->got_bad || (size_t)__builtin_popcount(mask) != c->n_got) {
+		send_error(c, PROTO_E_PROTOCOL, 0,
+		           "the hello announces %d descriptors, %zu%s came with it",
+		           __builtin_popcount(mask), c->n_got, c->got_bad ? " or more" : "");
+		return -1;
+	}
+	for (int i = 0; i < 3; i++) {
+		if (!(mask & 1u << i))
+			continue;
+		struct stat st;
+		if (fstat(c->got[k], &st) < 0 || !S_ISFIFO(st.st_mode)) {
+			send_error(c, PROTO_E_PROTOCOL, 0,
+			           "the descriptor sent as %s is not a pipe", names[i]);
+			return -1;
+		}
+		c->stdio[i] = c->got[k++];
+	}
+	c->stdio_mask = mask;
+	c->n_got = 0;
+	return 0;
 }
 
 static void
@@ -994,6 +1070,8 @@ on_frame(struct conn *c, const struct proto_msg *m)
 			return send_error(c, PROTO_E_VERSION, 0,
 			                  "protocol version %llu is not spoken here (only %d)",
 			                  (unsigned long long)m->u.hello.version, PROTO_VERSION);
+		if (take_stdio(c, m->u.hello.fds) < 0)
+			return;
 		if (c->has_ticket || m->u.hello.ticket)
 			return present_ticket(c, m->u.hello.ticket);
 		c->state = C_READY;
@@ -1075,6 +1153,55 @@ on_event(struct bufferevent *bev, short what, void *arg)
 		conn_free(c);
 }
 
+/* The connection's first bytes, and the descriptors that may come with them. */
+static void
+on_first(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	uint8_t buf[4096];
+	char cbuf[CMSG_SPACE(3 * sizeof(int))];
+	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+
+	ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+		event_add(c->ev_first, NULL);
+		return;
+	}
+	for (struct cmsghdr *m = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; m; m = CMSG_NXTHDR(&mh, m)) {
+		if (m->cmsg_level != SOL_SOCKET || m->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (m->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int got;
+			memcpy(&got, CMSG_DATA(m) + i * sizeof(int), sizeof(int));
+			if (c->n_got < ARRAY_SIZE(c->got))
+				c->got[c->n_got++] = got;
+			else {
+				close(got);
+				c->got_bad = true;
+			}
+		}
+	}
+	if (mh.msg_flags & MSG_CTRUNC)
+		c->got_bad = true;
+	if (n <= 0) {
+		if (!c->free_scheduled)
+			conn_free(c);
+		return;
+	}
+	/* A socket bufferevent's input takes bytes only from its own reads: thawed for ours. */
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+	evbuffer_unfreeze(in, 0);
+	int r = evbuffer_add(in, buf, (size_t)n);
+	evbuffer_freeze(in, 0);
+	if (r < 0)
+		return send_error(c, PROTO_E_INTERNAL, ENOMEM, "out of memory");
+	bufferevent_enable(c->bev, EV_READ);
+	on_read(c->bev, c);
+}
+
 static int
 conn_new(struct runner *r, int fd)
 {
@@ -1086,6 +1213,7 @@ conn_new(struct runner *r, int fd)
 		return -ENOMEM;
 	}
 	c->r = r;
+	c->stdio[0] = c->stdio[1] = c->stdio[2] = -1;
 	evutil_make_socket_nonblocking(fd);
 	evutil_make_socket_closeonexec(fd);
 	c->bev = bufferevent_socket_new(r->base, fd, BEV_OPT_CLOSE_ON_FREE);
@@ -1105,7 +1233,12 @@ conn_new(struct runner *r, int fd)
 	int sz = 4 << 20;
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
-	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	bufferevent_enable(c->bev, EV_WRITE);
+	c->ev_first = event_new(r->base, fd, EV_READ, on_first, c);
+	if (!c->ev_first || event_add(c->ev_first, NULL) < 0) {
+		send_error(c, PROTO_E_INTERNAL, ENOMEM, "out of memory");
+		return -ENOMEM;
+	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->peer, &len) < 0) {
 		send_error(c, PROTO_E_DENIED, errno, "SO_PEERCRED: %s", strerror(errno));
 		return -EPERM;

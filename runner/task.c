@@ -334,26 +334,100 @@ task_netns_new(void)
 	return ns;
 }
 
+/* len bytes with n descriptors (at most 4) attached. */
 static int
-send_msg(int control, enum task_event ev, int value, const char *text, int fd)
+send_msg_fds_raw(int sock, const void *buf, size_t len, const int *fds, size_t n)
 {
-	struct task_msg m = {.event = ev, .value = value};
-	char cbuf[CMSG_SPACE(sizeof(int))] = {0};
-	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
+	char cbuf[CMSG_SPACE(4 * sizeof(int))] = {0};
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 
-	if (text)
-		snprintf(m.text, sizeof(m.text), "%s", text);
-	if (fd >= 0) {
+	if (n > 4)
+		return -EINVAL;
+	if (n) {
 		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
+		mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
 		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+		c->cmsg_len = CMSG_LEN(n * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, n * sizeof(int));
 	}
-	return sendmsg(control, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+/* A message with n descriptors (at most 4) attached. */
+static int
+send_msg_fds(int control, enum task_event ev, int value, const char *text, const int *fds, size_t n)
+{
+	struct task_msg m = {.event = ev, .value = value};
+
+	if (text)
+		snprintf(m.text, sizeof(m.text), "%s", text);
+	return send_msg_fds_raw(control, &m, sizeof(m), fds, n);
+}
+
+static int
+send_msg(int control, enum task_event ev, int value, const char *text, int fd)
+{
+	return send_msg_fds(control, ev, value, text, &fd, fd >= 0);
+}
+
+/*
+ * One message of at most len bytes, and the descriptors with it (up to max,
+ * close-on-exec; any beyond are closed): its length, or -1.
+ */
+static ssize_t
+recv_fds(int sock, void *buf, size_t len, int *fds, size_t max, size_t *nfds)
+{
+	char cbuf[CMSG_SPACE(4 * sizeof(int))];
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct msghdr mh = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	ssize_t n;
+
+	*nfds = 0;
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (*nfds < max)
+				fds[(*nfds)++] = fd;
+			else
+				close(fd);
+		}
+	}
+	return n;
+}
+
+/*
+ * The client's pipes that came with a message (bit N of mask: stdio N), moved
+ * above 2 for exec_command()'s dup2()s; the received ones are closed. false
+ * when they do not match the mask.
+ */
+static bool
+take_client_stdio(unsigned mask, const int *fds, size_t nfds, int stdio[3])
+{
+	size_t i = 0;
+	bool ok = true;
+
+	for (int k = 0; k < 3; k++) {
+		stdio[k] = -1;
+		if (!(mask & 1u << k))
+			continue;
+		if (i < nfds && (stdio[k] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3)) < 0)
+			ok = false;
+		ok = ok && i < nfds;
+		i++;
+	}
+	for (size_t j = 0; j < nfds; j++)
+		close(fds[j]);
+	return ok && i == nfds;
 }
 
 /* Capabilities, ids, limits, no_new_privs, the filter: the command's last steps. */
@@ -417,14 +491,17 @@ exec_command(const struct task_spec *s, int stdio[3], int tty, int report, int c
 		goto fail;
 	/* Held: everything is ready, the exec waits for the runner's word. */
 	if (commit >= 0) {
-		char go;
-		ssize_t n;
-		do
-			n = read(commit, &go, 1);
-		while (n < 0 && errno == EINTR);
-		if (n != 1)
+		char mask;
+		int fds[3], mine[3];
+		size_t nfds;
+		if (recv_fds(commit, &mask, 1, fds, ARRAY_SIZE(fds), &nfds) != 1 ||
+		    !take_client_stdio((unsigned char)mask & 7, fds, nfds, mine))
 			_exit(127); /* dropped unused: nobody reads the report */
 		close(commit);
+		/* The client's own pipes in place of the task's. */
+		for (int i = 0; i < 3; i++)
+			if (mine[i] >= 0 && (dup2(mine[i], i) < 0 || close(mine[i]) < 0))
+				goto fail;
 	}
 	stage = TASK_STAGE_EXEC;
 	environ = (char **)s->envp;
@@ -529,23 +606,22 @@ static bool
 wait_go(int control, struct task_spec *s, struct proto_msg *msg)
 {
 	struct task_msg m;
-	char cbuf[CMSG_SPACE(sizeof(int))], err[128];
-	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
-	struct msghdr mh = {
-	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	char err[128];
 	struct stat st;
-	int fd = -1;
-	ssize_t n;
+	int fds[4];
+	size_t nfds;
 
-	do
-		n = recvmsg(control, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
-	if (c && c->cmsg_type == SCM_RIGHTS)
-		memcpy(&fd, CMSG_DATA(c), sizeof(fd));
-	if (n != sizeof(m) || m.event != TASK_GO || fd < 0 || fstat(fd, &st) < 0 ||
-	    st.st_size <= 0 || st.st_size > PROTO_FRAME_MAX)
+	ssize_t n = recv_fds(control, &m, sizeof(m), fds, ARRAY_SIZE(fds), &nfds);
+	int fd = nfds ? fds[0] : -1;
+	/* After the memfd, the client's pipes (m.value >> 1 says which). */
+	s->stdio_mask = n == sizeof(m) ? (unsigned)m.value >> 1 & 7 : 0;
+	bool ok = take_client_stdio(s->stdio_mask, fds + (nfds > 0), nfds - (nfds > 0), s->stdio);
+	if (n != sizeof(m) || m.event != TASK_GO || !ok || fd < 0 || fstat(fd, &st) < 0 ||
+	    st.st_size <= 0 || st.st_size > PROTO_FRAME_MAX) {
+		if (fd >= 0)
+			close(fd);
 		return false;
+	}
 	void *body = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (body == MAP_FAILED)
@@ -563,21 +639,31 @@ wait_go(int control, struct task_spec *s, struct proto_msg *msg)
 	s->cols = msg->u.exec.cols;
 	s->umask = msg->u.exec.has_umask ? msg->u.exec.umask : 022;
 	s->sigign = msg->u.exec.sigign;
-	s->hold = m.value != 0;
+	s->hold = m.value & 1;
 	return true;
 }
 
-/* A held command goes on at TASK_COMMIT; false when the runner drops it instead. */
+/*
+ * A held command goes on at TASK_COMMIT, which may bring the client's pipes
+ * (value: which); the command, waiting in exec_command(), gets them on the
+ * commit socket. false when the runner drops it instead.
+ */
 static bool
-wait_commit(int control)
+wait_commit(int control, int commit)
 {
 	struct task_msg m;
-	ssize_t n;
+	int fds[3];
+	size_t nfds;
 
-	do
-		n = recv(control, &m, sizeof(m), 0);
-	while (n < 0 && errno == EINTR);
-	return n == sizeof(m) && m.event == TASK_COMMIT;
+	ssize_t n = recv_fds(control, &m, sizeof(m), fds, ARRAY_SIZE(fds), &nfds);
+	bool ok = n == sizeof(m) && m.event == TASK_COMMIT &&
+	          (size_t)__builtin_popcount((unsigned)m.value & 7) == nfds;
+	char mask = ok ? (char)(m.value & 7) : 0;
+	if (ok && send_msg_fds_raw(commit, &mask, 1, fds, nfds) < 0)
+		ok = false;
+	for (size_t i = 0; i < nfds; i++)
+		close(fds[i]);
+	return ok;
 }
 
 static _Noreturn void
@@ -647,6 +733,11 @@ init_main(const struct task_spec *base, int control, int stdio[3])
 	/* Ready ahead of time: the command comes when the runner has one. */
 	if (!wait_go(control, s, &msg))
 		_exit(0);
+	for (int i = 0; i < 3; i++)
+		if (s->stdio_mask & 1u << i && s->stdio[i] >= 0) {
+			close(stdio[i]);
+			stdio[i] = s->stdio[i];
+		}
 	if (s->tty) {
 		struct winsize ws = {.ws_row = s->rows, .ws_col = s->cols};
 		pty = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -660,7 +751,9 @@ init_main(const struct task_spec *base, int control, int stdio[3])
 			close(stdio[i]);
 		stdio[0] = stdio[1] = stdio[2] = tty;
 	}
-	if (r == 0 && (pipe2(report, O_CLOEXEC) < 0 || (s->hold && pipe2(commit, O_CLOEXEC) < 0)))
+	if (r == 0 &&
+	    (pipe2(report, O_CLOEXEC) < 0 ||
+	     (s->hold && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, commit) < 0)))
 		r = fail(&st, -errno, "pipe", NULL);
 	if (r < 0) {
 		send_msg(control, TASK_SETUP_FAILED, -r, err, -1);
@@ -686,12 +779,10 @@ init_main(const struct task_spec *base, int control, int stdio[3])
 	close(report[1]);
 	if (s->hold) {
 		close(commit[0]);
-		if (!wait_commit(control)) {
+		if (!wait_commit(control, commit[1])) {
 			kill(cmd, SIGKILL);
 			_exit(0);
 		}
-		if (write(commit[1], "c", 1) != 1)
-			_exit(127);
 		close(commit[1]);
 	}
 	for (int i = 0; i < 3; i++)
@@ -938,7 +1029,15 @@ send_go(struct task_proc *p, const struct task_spec *s)
 	} else {
 		size_t len = b.len - PROTO_HEADER_SIZE;
 		ssize_t w = write(fd, b.p + PROTO_HEADER_SIZE, len);
-		r = w == (ssize_t)len ? send_msg(p->control, TASK_GO, s->hold, NULL, fd) : -EIO;
+		int fds[4] = {fd};
+		size_t n = 1;
+		for (int i = 0; i < 3; i++)
+			if (s->stdio_mask & 1u << i)
+				fds[n++] = s->stdio[i];
+		r = w == (ssize_t)len
+		        ? send_msg_fds(p->control, TASK_GO,
+		                       (int)(s->hold | (s->stdio_mask & 7) << 1), NULL, fds, n)
+		        : -EIO;
 		close(fd);
 	}
 	proto_buf_free(&b);
@@ -979,9 +1078,15 @@ task_start(struct task_proc *p, const struct task_spec *s, char *err, size_t err
 }
 
 int
-task_commit(struct task_proc *p)
+task_commit(struct task_proc *p, unsigned stdio_mask, const int stdio[3])
 {
-	return send_msg(p->control, TASK_COMMIT, 0, NULL, -1);
+	int fds[3];
+	size_t n = 0;
+
+	for (int i = 0; i < 3; i++)
+		if (stdio_mask & 1u << i)
+			fds[n++] = stdio[i];
+	return send_msg_fds(p->control, TASK_COMMIT, (int)(stdio_mask & 7), NULL, fds, n);
 }
 
 void

@@ -21,9 +21,14 @@
  * The runner may send `error` at any point and then closes. Frames out of this
  * order are malformed.
  *
- *   hello   {version: uint (== PROTO_VERSION), ticket?: str <= PROTO_TICKET_MAX}
+ *   hello   {version: uint (== PROTO_VERSION), ticket?: str <= PROTO_TICKET_MAX,
+ *            fds?: uint 0..7}
  *           (a ticket stands for an exec the supervisor captured: the runner starts
- *           it at once, and the client sends no exec frame)
+ *           it at once, and the client sends no exec frame. fds: bit N set, the
+ *           client's own stdin/stdout/stderr (N = 0/1/2) is a pipe, sent with the
+ *           hello's first byte (SCM_RIGHTS, in that order), for the command to use
+ *           as it is: nothing of that stream crosses the connection. Pipes only;
+ *           not with tty)
  *   exec    {argv: [str] (1..PROTO_ARGS_MAX), env: [str "K=V"] (0..PROTO_ARGS_MAX),
  *            cwd: str (absolute, < PATH_MAX), tty: bool, rows: uint16, cols: uint16,
  *            path?: str (the file to execute; default argv[0] looked up on env's PATH),
@@ -106,6 +111,7 @@ struct proto_msg {
 		struct {
 			uint64_t version;
 			const char *ticket; /* NULL when absent */
+			uint16_t fds;       /* bit N: stdio descriptor N comes with it */
 		} hello;
 		struct {
 			const char *const *argv; /* NULL-terminated */

@@ -265,6 +265,18 @@ for i in range(3):
 p.stdin.close()
 print(p.stdout.read(), p.wait())'
 
+# A child's stdin and stdout pipes are the agent's own (handed to the task): a
+# child that reads one line leaves the rest to the next; a reader that goes
+# away is SIGPIPE to the writer; the pipe a child writes is the one it was given.
+same "stdin pipe not read ahead" sh -c 'printf "a\nb\nc\n" | { sh -c "read x; echo got \$x"; head -1; cat; }'
+same "SIGPIPE to a writer whose reader left" sh -c '{ yes; echo "yes: $?" >&2; } | head -2
+{ seq 1 100000; echo "seq: $?" >&2; } | sed 3q'
+same "a child writes into the pipe it was given" sh -c '{ readlink /proc/self/fd/1
+sh -c "readlink /proc/self/fd/1"; } | uniq | wc -l'
+# Into a file and out of one: not pipes, streamed.
+same "stdout to a file, stdin from one" sh -c 'seq 1 20000 >seq.out; wc -l <seq.out
+sha256sum <seq.out | cut -c1-16; rm -f seq.out' 
+
 # ============ 7. signals sent by the agent to its child ============
 
 cat >"$T/sigchild.py" <<'PY'

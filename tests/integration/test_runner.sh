@@ -366,6 +366,27 @@ expect_true "exec -- cat big exited $(cat "$T/big.rc" 2>/dev/null)" grep -qx 0 "
 run sh -c "$X cat '$T/big' | wc -c"
 expect_line 100000000
 
+# --- the same 100 MB into a file: not a pipe, so streamed as stdout frames ---
+$X cat "$T/big" >"$T/big.copy"
+expect_true "exec -- cat big > file: another sha256" \
+	test "$(sha256sum <"$T/big.copy" | cut -d' ' -f1)" = "$NATIVE_SUM"
+rm -f "$T/big.copy"
+
+# --- a pipe is handed over: the command writes into the caller's own pipe ---
+run sh -c "{ readlink /proc/self/fd/1; $X readlink /proc/self/fd/1; } | cat"
+expect_rc 0
+expect_true "stdout of exec is not the caller's pipe: $(tr '\n' ' ' <"$_out")" \
+	sh -c "test \$(sort -u '$_out' | wc -l) -eq 1 && grep -q '^pipe:' '$_out'"
+# ... so nothing of stdin is read ahead: what the command leaves is still there.
+run sh -c "printf 'a\nb\n' | { $X sh -c 'read x; echo got \$x'; cat; }"
+expect_rc 0
+printf 'got a\nb\n' >"$T/readahead.expected"
+expect_same_file "$T/readahead.expected" "$_out" "exec read stdin ahead of the command"
+# ... and a reader that goes away is SIGPIPE to the command, as natively.
+sh -c "{ yes; echo \$? >'$T/yes.native'; } | head -1 >/dev/null"
+sh -c "{ $X yes; echo \$? >'$T/yes.task'; } | head -1 >/dev/null"
+expect_same_file "$T/yes.native" "$T/yes.task" "yes | head -1: another status than natively"
+
 # --- stdin: streamed, and its end reaches the task ---
 printf 'a\nb\n' >"$T/ab.expected"
 run sh -c "printf 'a\nb\n' | $X cat"
@@ -634,6 +655,37 @@ def talk(data, shut=True, send_nothing=False):
         s.close()
     return buf
 
+def talk_fds(data, fds):
+    """data with fds on its first byte (SCM_RIGHTS), then the answer until EOF."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(5)
+    s.connect(SOCK)
+    buf = b""
+    try:
+        socket.send_fds(s, [data], fds)
+        while True:
+            c = s.recv(65536)
+            if not c: break
+            buf += c
+    except socket.timeout:
+        return None
+    except OSError:
+        pass
+    finally:
+        s.close()
+    return buf
+
+def refused_fds(name, data, fds, word):
+    """The runner answers with one protocol error whose message holds word."""
+    buf = talk_fds(data, fds)
+    try:
+        fs = frames(buf or b"")
+    except Exception as e:
+        return report(name, False, "undecodable answer %r (%s)" % (buf[:200], e))
+    ok = (len(fs) == 1 and fs[0].get("t") == "error" and fs[0].get("code") == 1
+          and word in fs[0].get("message", ""))
+    report(name, ok, "answer %r" % (fs,))
+
 def report(name, ok, detail=""):
     print(("PASS " if ok else "FAIL ") + name + ("" if ok else ": " + detail))
     sys.stdout.flush()
@@ -675,6 +727,30 @@ if sys.argv[2] == "malformed":
     report("raw-exec", bool(fs) and types[-1] == "exit" and fs[-1].get("code") == 0
            and b"".join(f["data"] for f in fs if f.get("t") == "stdout") == b"x\n"
            and "started" in types, "frames %r" % (fs,))
+elif sys.argv[2] == "fds":
+    # Descriptors with the hello: pipes only, as many as announced, never with a tty.
+    import os
+    def hello(mask):
+        return frame({"t": "hello", "version": 1, "fds": mask})
+    root = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+    refused_fds("fds-directory", hello(2) + EXEC(["true"]), [root], "not a pipe")
+    sk = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    refused_fds("fds-socket", hello(2) + EXEC(["true"]), [sk.fileno()], "not a pipe")
+    r, w = os.pipe()
+    refused_fds("fds-fewer", hello(6) + EXEC(["true"]), [w], "announces 2")
+    refused_fds("fds-unannounced", hello(0) + EXEC(["true"]), [w], "announces 0")
+    refused_fds("fds-more", hello(2) + EXEC(["true"]), [w, w, w, w], "announces 1")
+    tty = frame({"t": "exec", "argv": ["true"], "env": [], "cwd": "/", "tty": True,
+                 "rows": 24, "cols": 80})
+    refused_fds("fds-tty", hello(2) + tty, [w], "terminal")
+    # A pipe as stdout: the command writes into it, no stdout frame comes.
+    fs = frames(talk_fds(hello(2) + EXEC(["echo", "x"]), [w]) or b"")
+    os.close(w)
+    got = os.read(r, 100)
+    types = [f.get("t") for f in fs]
+    report("fds-pipe", got == b"x\n" and "stdout" not in types and types[-1:] == ["exit"]
+           and fs[-1].get("code") == 0, "pipe %r, frames %r" % (got, fs))
+    os.close(root)
 elif sys.argv[2] == "order":
     # proto.h: "runner: started, then stdout/stderr..., exit".
     bad = []
@@ -693,6 +769,11 @@ PY
 	expect_rc 0
 	for name in garbage not-msgpack huge-length zero-length truncated exec-before-hello \
 		version-99 hello-twice trailing-bytes raw-exec; do
+		expect_line "PASS $name"
+	done
+	run timeout 60 "$PY" "$T/frames.py" "$S1" fds
+	expect_rc 0
+	for name in fds-directory fds-socket fds-fewer fds-unannounced fds-more fds-tty fds-pipe; do
 		expect_line "PASS $name"
 	done
 	run timeout 60 "$PY" "$T/frames.py" "$S1" order

@@ -246,7 +246,17 @@ test_hello(void **state)
 	assert_true(out.u.hello.version == UINT64_MAX);
 	assert_string_equal(out.u.hello.ticket, ticket);
 	assert_ptr_not_equal(out.u.hello.ticket, ticket);
+	assert_int_equal(out.u.hello.fds, 0);
 	proto_msg_free(&out);
+
+	/* fds: which of stdin, stdout, stderr come with it; 3 bits, no more. */
+	in.u.hello = (typeof(in.u.hello)){.version = PROTO_VERSION, .fds = 5};
+	roundtrip(&in, &out, &b);
+	assert_int_equal(out.u.hello.fds, 5);
+	proto_msg_free(&out);
+	in.u.hello.fds = 8;
+	proto_buf_free(&b);
+	assert_int_equal(proto_encode(&b, &in), -EINVAL);
 	proto_buf_free(&b);
 	free(ticket);
 }
