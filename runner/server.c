@@ -728,6 +728,12 @@ start_task(struct conn *c, const struct proto_msg *m, bool hold)
 	if (!realpath(m->u.exec.cwd, cwd))
 		return send_error(c, PROTO_E_EXEC, errno, "cwd %s: %s", m->u.exec.cwd,
 		                  strerror(errno));
+	size_t hl = r->cfg.hide ? strlen(r->cfg.hide) : 0;
+	if (hl && !strncmp(cwd, r->cfg.hide, hl) && (cwd[hl] == '/' || !cwd[hl]))
+		return send_error(c, PROTO_E_EXEC, EACCES,
+		                  "cwd %s: inside the runner's socket directory %s, which tasks "
+		                  "cannot see",
+		                  cwd, r->cfg.hide);
 	identity_of(&c->peer, &id);
 	struct cached *pol = cached_for(r, c->peer.uid, id.home, id.user, cwd, err, sizeof(err));
 	if (!pol)
@@ -1140,7 +1146,11 @@ on_write(struct bufferevent *bev, void *arg)
 			conn_free(c);
 		return;
 	}
-	if (c->task)
+	/*
+	 * (libevent calls this when the write event finds nothing to write, too:
+	 * output waits for the exec, so that `started` goes first.)
+	 */
+	if (c->task && c->task->execed)
 		resume_output(c->task);
 }
 

@@ -305,6 +305,12 @@ expect_rc 0
 expect_line "$TT/proj"
 expect_true "the task's write in a project under /tmp is not on the host" \
 	grep -qxF in-tmp "$TT/proj/t.txt"
+# A working directory inside the runner's socket directory (hidden from tasks): refused by name.
+mkdir -p "$T/d1/inside"
+run "$R" exec --socket "$S1" --cwd "$T/d1/inside" -- true
+expect_rc 126
+expect_err "inside the runner's socket directory"
+rmdir "$T/d1/inside"
 # /tmp itself is fresh: the host's /tmp entries are not there.
 run $X ls -A /tmp
 expect_rc 0
