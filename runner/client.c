@@ -45,6 +45,7 @@ struct session {
 	size_t in_off, in_len, in_cap;
 	bool tty, raw;
 	unsigned fds;       /* bit N: stdio N went to the runner (hello.fds) */
+	unsigned closed;    /* bit N: stdio N is closed here (hello.closed) */
 	const char *ticket; /* the stand-in's, for its hello */
 	struct termios saved;
 };
@@ -74,6 +75,52 @@ big_buffers(int fd)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 }
 
+/*
+ * Which of stdin, stdout, stderr are closed (except keep, a descriptor this
+ * process was given): the command's will be too (hello.closed). Each is then
+ * held open on /dev/null, so that no descriptor opened here takes its place.
+ */
+static unsigned
+closed_stdio(int keep)
+{
+	unsigned mask = 0;
+
+	for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+		if (fd == keep || fcntl(fd, F_GETFD) < 0)
+			mask |= 1u << fd;
+	return mask;
+}
+
+static void
+hold_closed(unsigned mask)
+{
+	for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+		if (mask & 1u << fd) {
+			int n = open("/dev/null", O_RDWR | O_CLOEXEC);
+			if (n >= 0 && n != fd) {
+				dup3(n, fd, O_CLOEXEC);
+				close(n);
+			}
+		}
+}
+
+/*
+ * fd moved above 2 when it is one of them (stdin, stdout or stderr was closed):
+ * the connection must not stand in for the command's stdio. fd or -errno.
+ */
+static int
+above_stdio(int fd)
+{
+	if (fd < 0)
+		return -errno;
+	if (fd > STDERR_FILENO)
+		return fd;
+	int d = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	int r = d < 0 ? -errno : d;
+	close(fd);
+	return r;
+}
+
 static int
 connect_to(const char *path)
 {
@@ -83,9 +130,9 @@ connect_to(const char *path)
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = above_stdio(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int r = -errno;
 		close(fd);
@@ -214,8 +261,8 @@ consume(struct session *s, struct proto_msg *m)
 }
 
 /*
- * Which of stdin, stdout, stderr are pipes: those the command gets as they
- * are (see `fds` in proto.h), as a child would inherit them. The same pipe,
+ * Which of stdin, stdout, stderr are anonymous pipes: those the command gets
+ * as they are (see `fds` in proto.h), as a child would inherit them. The same pipe,
  * so nothing is read ahead of the command, a reader that goes away is
  * SIGPIPE to the command itself, and bytes need not cross the runner.
  */
@@ -224,11 +271,9 @@ stdio_pipes(void)
 {
 	unsigned mask = 0;
 
-	for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
-		struct stat st;
-		if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+	for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+		if (proto_stdio_pipe(fd, fd))
 			mask |= 1u << fd;
-	}
 	return mask;
 }
 
@@ -236,9 +281,11 @@ stdio_pipes(void)
 static int
 send_hello(struct session *s)
 {
-	struct proto_msg hello = {
-	    .type = PROTO_HELLO,
-	    .u.hello = {.version = PROTO_VERSION, .ticket = s->ticket, .fds = (uint16_t)s->fds}};
+	struct proto_msg hello = {.type = PROTO_HELLO,
+	                          .u.hello = {.version = PROTO_VERSION,
+	                                      .ticket = s->ticket,
+	                                      .fds = (uint16_t)s->fds,
+	                                      .closed = (uint16_t)s->closed}};
 	char cbuf[CMSG_SPACE(3 * sizeof(int))] = {0};
 	int fds[3], n = 0;
 
@@ -374,7 +421,8 @@ static int
 relay(struct session *s)
 {
 	sigset_t set;
-	bool stdin_open = !(s->fds & 1u << STDIN_FILENO); /* else the command reads it itself */
+	/* Else the command reads it itself, or has none. */
+	bool stdin_open = !((s->fds | s->closed) & 1u << STDIN_FILENO);
 	int status = -1;
 
 	sigemptyset(&set);
@@ -464,12 +512,13 @@ enter_raw(struct session *s)
 int
 client_exec(const struct client_exec *e, const char *prog)
 {
-	struct session s = {.prog = prog, .sock = -1};
+	struct session s = {.prog = prog, .sock = -1, .closed = closed_stdio(-1)};
 	char cwd[PATH_MAX];
 
+	hold_closed(s.closed);
 	s.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	if (!s.tty)
-		s.fds = stdio_pipes();
+		s.fds = stdio_pipes() & ~s.closed;
 	int r = open_session(&s, e->socket);
 
 	if (r) {
@@ -513,13 +562,18 @@ client_exec(const struct client_exec *e, const char *prog)
 int
 client_standin(int sock, const char *ticket, const char *prog)
 {
-	struct session s = {.prog = prog, .sock = sock, .ticket = ticket};
+	/* (moat put the connection on the lowest free descriptor: maybe a closed stdio's.) */
+	struct session s = {.prog = prog, .ticket = ticket, .closed = closed_stdio(sock)};
 
-	big_buffers(sock);
+	s.sock = above_stdio(sock);
+	hold_closed(s.closed);
+	if (s.sock < 0)
+		return say(&s, "the runner's connection: %s", strerror(-s.sock));
+	big_buffers(s.sock);
 	/* The same test the supervisor made on these descriptors for the ticket. */
 	s.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	if (!s.tty)
-		s.fds = stdio_pipes();
+		s.fds = stdio_pipes() & ~s.closed;
 	send_hello(&s);
 	enter_raw(&s);
 	int r = relay(&s);

@@ -15,6 +15,7 @@
  * arrays need, and a filling pass copies them into one arena of that size.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <msgpack.h>
@@ -23,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include "moat/macro.h"
 #include "moat/proto.h"
@@ -83,6 +86,7 @@ static const struct field hello_fields[] = {
     {"version", K_U64, REQ, M(hello.version), 0, 0, UINT64_MAX},
     {"ticket", K_STR, 0, M(hello.ticket), 0, 0, PROTO_TICKET_MAX},
     {"fds", K_U16, 0, M(hello.fds), 0, 0, 7},
+    {"closed", K_U16, 0, M(hello.closed), 0, 0, 7},
 };
 
 static const struct field exec_fields[] = {
@@ -1057,4 +1061,22 @@ proto_data_header(enum proto_type type, size_t len, uint8_t out[PROTO_DATA_HEADE
 		return -EINVAL;
 	r = encode_frame(&e, &m, len);
 	return r < 0 ? r : (int)b.len;
+}
+
+#ifndef PIPEFS_MAGIC
+#define PIPEFS_MAGIC 0x50495045
+#endif
+
+bool
+proto_stdio_pipe(int fd, int n)
+{
+	struct stat st;
+	struct statfs fs;
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || (fl & O_PATH) || fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode) ||
+	    fstatfs(fd, &fs) < 0 || fs.f_type != PIPEFS_MAGIC)
+		return false;
+	int acc = fl & O_ACCMODE;
+	return acc == O_RDWR || acc == (n == 0 ? O_RDONLY : O_WRONLY);
 }

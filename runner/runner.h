@@ -80,7 +80,8 @@ struct task_spec {
 	/* Bit N: the command's descriptor N is stdio[N] (a client's pipe), not the task's pipe. */
 	unsigned stdio_mask;
 	int stdio[3];
-	bool background; /* prepared ahead: its set-up yields the CPU to running work */
+	unsigned stdio_closed; /* bit N: the command's descriptor N is closed, as the client's */
+	bool background;       /* prepared ahead: its set-up yields the CPU to running work */
 	/* Which limits the runner's cgroup holds (no rlimit for those). */
 	bool pids_by_cg, memory_by_cg;
 };
@@ -172,9 +173,10 @@ int task_start(struct task_proc *p, const struct task_spec *s, char *err, size_t
 
 /*
  * Lets a command started with hold exec, with the client's pipes for the
- * stdio of stdio_mask (bit N: stdio[N]) in place of the task's. 0 or -errno.
+ * stdio of stdio_mask (bit N: stdio[N]) in place of the task's, and those of
+ * closed closed. 0 or -errno.
  */
-int task_commit(struct task_proc *p, unsigned stdio_mask, const int stdio[3]);
+int task_commit(struct task_proc *p, unsigned stdio_mask, const int stdio[3], unsigned closed);
 
 /* task_prepare() and task_start() in one. */
 int task_spawn(const struct task_spec *s, struct task_proc *ret, char *err, size_t errsize);

@@ -93,6 +93,7 @@ struct conn {
 	bool got_bad; /* more than three, or cut short */
 	unsigned stdio_mask;
 	int stdio[3];
+	unsigned stdio_closed; /* hello.closed */
 	struct conn *next;
 };
 
@@ -698,7 +699,7 @@ plan_warm(struct runner *r, const struct task_spec *s, struct cached *slot)
 	r->warm_spec.envp = NULL;
 	r->warm_spec.cwd = NULL;
 	r->warm_spec.path = NULL;
-	r->warm_spec.stdio_mask = 0; /* this client's: not the next one's */
+	r->warm_spec.stdio_mask = r->warm_spec.stdio_closed = 0; /* this client's only */
 	r->warm_spec.n_groups = s->n_groups < GROUPS_MAX ? s->n_groups : GROUPS_MAX;
 	memcpy(r->warm_groups, s->groups, r->warm_spec.n_groups * sizeof(gid_t));
 	r->warm_spec.groups = r->warm_groups;
@@ -782,6 +783,7 @@ start_task(struct conn *c, const struct proto_msg *m, bool hold)
 	    .sigign = m->u.exec.sigign,
 	    .hold = hold,
 	    .stdio_mask = c->stdio_mask,
+	    .stdio_closed = c->stdio_closed,
 	    .stdio = {c->stdio[0], c->stdio[1], c->stdio[2]},
 	};
 	t->r = r;
@@ -1024,7 +1026,8 @@ present_ticket(struct conn *c, const char *ticket)
 		return send_error(c, PROTO_E_SHUTDOWN, 0, "the runner is stopping");
 	if (c->stdio_mask && c->task && c->task->proc.pty >= 0)
 		return send_error(c, PROTO_E_PROTOCOL, 0, "descriptors cannot go with a terminal");
-	int r = c->task ? task_commit(&c->task->proc, c->stdio_mask, c->stdio) : -ESRCH;
+	int r = c->task ? task_commit(&c->task->proc, c->stdio_mask, c->stdio, c->stdio_closed)
+	                : -ESRCH;
 	conn_drop_fds(c); /* the command has them now, or never will */
 	if (r < 0)
 		return send_error(c, PROTO_E_INTERNAL, EIO, "the task is gone");
@@ -1033,8 +1036,9 @@ present_ticket(struct conn *c, const char *ticket)
 
 /*
  * The descriptors that came with the hello are the client's stdin, stdout,
- * stderr as the hello's fds says, and each is a pipe: nothing else goes into
- * a task (a directory or a socket would reach past its view).
+ * stderr as the hello's fds says, and each is an anonymous pipe open the right
+ * way: nothing else goes into a task (a directory, a socket or a named FIFO
+ * would reach past its view).
  */
 static int
 take_stdio(struct conn *c, unsigned mask)
@@ -1051,10 +1055,10 @@ take_stdio(struct conn *c, unsigned mask)
 	for (int i = 0; i < 3; i++) {
 		if (!(mask & 1u << i))
 			continue;
-		struct stat st;
-		if (fstat(c->got[k], &st) < 0 || !S_ISFIFO(st.st_mode)) {
+		if (!proto_stdio_pipe(c->got[k], i)) {
 			send_error(c, PROTO_E_PROTOCOL, 0,
-			           "the descriptor sent as %s is not a pipe", names[i]);
+			           "the descriptor sent as %s is not a pipe open for %s", names[i],
+			           i ? "writing" : "reading");
 			return -1;
 		}
 		c->stdio[i] = c->got[k++];
@@ -1078,6 +1082,7 @@ on_frame(struct conn *c, const struct proto_msg *m)
 			                  (unsigned long long)m->u.hello.version, PROTO_VERSION);
 		if (take_stdio(c, m->u.hello.fds) < 0)
 			return;
+		c->stdio_closed = m->u.hello.closed;
 		if (c->has_ticket || m->u.hello.ticket)
 			return present_ticket(c, m->u.hello.ticket);
 		c->state = C_READY;

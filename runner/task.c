@@ -469,6 +469,7 @@ exec_command(const struct task_spec *s, int stdio[3], int tty, int report, int c
 {
 	sigset_t none;
 	int r, stage = TASK_STAGE_SETUP;
+	unsigned closed = s->stdio_closed;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -498,11 +499,15 @@ exec_command(const struct task_spec *s, int stdio[3], int tty, int report, int c
 		    !take_client_stdio((unsigned char)mask & 7, fds, nfds, mine))
 			_exit(127); /* dropped unused: nobody reads the report */
 		close(commit);
-		/* The client's own pipes in place of the task's. */
+		/* The client's own pipes in place of the task's, its closed ones closed. */
 		for (int i = 0; i < 3; i++)
 			if (mine[i] >= 0 && (dup2(mine[i], i) < 0 || close(mine[i]) < 0))
 				goto fail;
+		closed |= (unsigned char)mask >> 3 & 7;
 	}
+	for (int i = 0; i < 3; i++)
+		if (closed & 1u << i)
+			close(i);
 	stage = TASK_STAGE_EXEC;
 	environ = (char **)s->envp;
 	if (s->path)
@@ -615,6 +620,7 @@ wait_go(int control, struct task_spec *s, struct proto_msg *msg)
 	int fd = nfds ? fds[0] : -1;
 	/* After the memfd, the client's pipes (m.value >> 1 says which). */
 	s->stdio_mask = n == sizeof(m) ? (unsigned)m.value >> 1 & 7 : 0;
+	s->stdio_closed = n == sizeof(m) ? (unsigned)m.value >> 4 & 7 : 0;
 	bool ok = take_client_stdio(s->stdio_mask, fds + (nfds > 0), nfds - (nfds > 0), s->stdio);
 	if (n != sizeof(m) || m.event != TASK_GO || !ok || fd < 0 || fstat(fd, &st) < 0 ||
 	    st.st_size <= 0 || st.st_size > PROTO_FRAME_MAX) {
@@ -658,7 +664,7 @@ wait_commit(int control, int commit)
 	ssize_t n = recv_fds(control, &m, sizeof(m), fds, ARRAY_SIZE(fds), &nfds);
 	bool ok = n == sizeof(m) && m.event == TASK_COMMIT &&
 	          (size_t)__builtin_popcount((unsigned)m.value & 7) == nfds;
-	char mask = ok ? (char)(m.value & 7) : 0;
+	char mask = ok ? (char)(m.value & 077) : 0;
 	if (ok && send_msg_fds_raw(commit, &mask, 1, fds, nfds) < 0)
 		ok = false;
 	for (size_t i = 0; i < nfds; i++)
@@ -1034,10 +1040,11 @@ send_go(struct task_proc *p, const struct task_spec *s)
 		for (int i = 0; i < 3; i++)
 			if (s->stdio_mask & 1u << i)
 				fds[n++] = s->stdio[i];
-		r = w == (ssize_t)len
-		        ? send_msg_fds(p->control, TASK_GO,
-		                       (int)(s->hold | (s->stdio_mask & 7) << 1), NULL, fds, n)
-		        : -EIO;
+		r = w == (ssize_t)len ? send_msg_fds(p->control, TASK_GO,
+		                                     (int)(s->hold | (s->stdio_mask & 7) << 1 |
+		                                           (s->stdio_closed & 7) << 4),
+		                                     NULL, fds, n)
+		                      : -EIO;
 		close(fd);
 	}
 	proto_buf_free(&b);
@@ -1078,7 +1085,7 @@ task_start(struct task_proc *p, const struct task_spec *s, char *err, size_t err
 }
 
 int
-task_commit(struct task_proc *p, unsigned stdio_mask, const int stdio[3])
+task_commit(struct task_proc *p, unsigned stdio_mask, const int stdio[3], unsigned closed)
 {
 	int fds[3];
 	size_t n = 0;
@@ -1086,7 +1093,8 @@ task_commit(struct task_proc *p, unsigned stdio_mask, const int stdio[3])
 	for (int i = 0; i < 3; i++)
 		if (stdio_mask & 1u << i)
 			fds[n++] = stdio[i];
-	return send_msg_fds(p->control, TASK_COMMIT, (int)(stdio_mask & 7), NULL, fds, n);
+	return send_msg_fds(p->control, TASK_COMMIT, (int)((stdio_mask & 7) | (closed & 7) << 3),
+	                    NULL, fds, n);
 }
 
 void

@@ -22,13 +22,14 @@
  * order are malformed.
  *
  *   hello   {version: uint (== PROTO_VERSION), ticket?: str <= PROTO_TICKET_MAX,
- *            fds?: uint 0..7}
+ *            fds?: uint 0..7, closed?: uint 0..7}
  *           (a ticket stands for an exec the supervisor captured: the runner starts
  *           it at once, and the client sends no exec frame. fds: bit N set, the
  *           client's own stdin/stdout/stderr (N = 0/1/2) is a pipe, sent with the
  *           hello's first byte (SCM_RIGHTS, in that order), for the command to use
  *           as it is: nothing of that stream crosses the connection. Pipes only;
- *           not with tty)
+ *           not with tty. closed: bit N set, the client's stdio N is closed, and
+ *           so is the command's)
  *   exec    {argv: [str] (1..PROTO_ARGS_MAX), env: [str "K=V"] (0..PROTO_ARGS_MAX),
  *            cwd: str (absolute, < PATH_MAX), tty: bool, rows: uint16, cols: uint16,
  *            path?: str (the file to execute; default argv[0] looked up on env's PATH),
@@ -112,6 +113,7 @@ struct proto_msg {
 			uint64_t version;
 			const char *ticket; /* NULL when absent */
 			uint16_t fds;       /* bit N: stdio descriptor N comes with it */
+			uint16_t closed;    /* bit N: stdio descriptor N is closed */
 		} hello;
 		struct {
 			const char *const *argv; /* NULL-terminated */
@@ -200,6 +202,14 @@ int proto_encode(struct proto_buf *b, const struct proto_msg *msg);
  */
 #define PROTO_DATA_HEADER_MAX 32
 int proto_data_header(enum proto_type type, size_t len, uint8_t out[PROTO_DATA_HEADER_MAX]);
+
+/*
+ * Whether fd may go with a hello as stdio n (0 stdin, 1 stdout, 2 stderr): an
+ * anonymous pipe (not a named FIFO, which is a host inode a task could chmod
+ * or reopen past its view; not an O_PATH descriptor), open for reading (stdin)
+ * or writing (stdout, stderr).
+ */
+bool proto_stdio_pipe(int fd, int n);
 
 const char *proto_type_name(enum proto_type t);
 const char *proto_error_name(enum proto_error e);

@@ -273,6 +273,20 @@ same "SIGPIPE to a writer whose reader left" sh -c '{ yes; echo "yes: $?" >&2; }
 { seq 1 100000; echo "seq: $?" >&2; } | sed 3q'
 same "a child writes into the pipe it was given" sh -c '{ readlink /proc/self/fd/1
 sh -c "readlink /proc/self/fd/1"; } | uniq | wc -l'
+# A closed stdin, stdout or stderr stays closed for the child.
+same "closed stdin, stdout, stderr" sh -c 'sh -c "read x; echo \"in \$?\"" <&-
+sh -c "echo out; echo rc=\$? >&2" >&-
+sh -c "echo err >&2; echo rc=\$?" 2>&-'
+# A named FIFO (a host inode) is never handed to a task, only relayed: what
+# comes through is the same, and the task's chmod through /proc/self/fd/1 meets
+# the relay's pipe, not the FIFO (natively, the child's chmod would reach it).
+drun sh -c 'mkfifo -m 644 f; cat f >f.got & c=$!
+sh -c "chmod 666 /proc/self/fd/1 2>/dev/null; echo through" >f; wait $c
+cat f.got; stat -c %a f; rm -f f f.got'
+printf 'through\n644\n' >"$T/fifo.expected"
+if cmp -s "$T/fifo.expected" "$_out"; then _pass; else
+	_fail "a named FIFO as a redirected child's stdout: $(tr '\n' ' ' <"$_out")"
+fi
 # Into a file and out of one: not pipes, streamed.
 same "stdout to a file, stdin from one" sh -c 'seq 1 20000 >seq.out; wc -l <seq.out
 sha256sum <seq.out | cut -c1-16; rm -f seq.out' 

@@ -393,6 +393,25 @@ sh -c "{ yes; echo \$? >'$T/yes.native'; } | head -1 >/dev/null"
 sh -c "{ $X yes; echo \$? >'$T/yes.task'; } | head -1 >/dev/null"
 expect_same_file "$T/yes.native" "$T/yes.task" "yes | head -1: another status than natively"
 
+# ... but not a named FIFO (a host inode): that is relayed, and stays as it was.
+mkfifo -m 644 "$T/out.fifo"
+cat "$T/out.fifo" >"$T/out.fifo.got" &
+_cat=$!
+$X sh -c 'chmod 666 /proc/self/fd/1 2>/dev/null; readlink /proc/self/fd/1' >"$T/out.fifo"
+wait "$_cat"
+expect_true "a named FIFO as stdout was handed to the task: $(cat "$T/out.fifo.got")" \
+	sh -c "grep -q '^pipe:' '$T/out.fifo.got' && test \$(stat -c %a '$T/out.fifo') = 644"
+# --- a closed stdin, stdout or stderr is closed for the command too ---
+for _redir in '<&-' '>&-' '2>&-'; do
+	eval "sh -c 'read x; echo \"in \$? \$x\"; echo out; echo err >&2; echo rc=\$? >&2' $_redir" \
+		>"$T/closed.native" 2>&1
+	echo "status $?" >>"$T/closed.native"
+	eval "$X sh -c 'read x; echo \"in \$? \$x\"; echo out; echo err >&2; echo rc=\$? >&2' $_redir" \
+		>"$T/closed.task" 2>&1
+	echo "status $?" >>"$T/closed.task"
+	expect_same_file "$T/closed.native" "$T/closed.task" "with $_redir: not as natively"
+done
+
 # --- stdin: streamed, and its end reaches the task ---
 printf 'a\nb\n' >"$T/ab.expected"
 run sh -c "printf 'a\nb\n' | $X cat"
@@ -749,6 +768,18 @@ elif sys.argv[2] == "fds":
     tty = frame({"t": "exec", "argv": ["true"], "env": [], "cwd": "/", "tty": True,
                  "rows": 24, "cols": 80})
     refused_fds("fds-tty", hello(2) + tty, [w], "terminal")
+    # A named FIFO is a host inode (a task could chmod it, or reopen it past its
+    # view), an O_PATH descriptor is no pipe at all, a read end is not a stdout.
+    fifo = sys.argv[3]
+    os.mkfifo(fifo, 0o644)
+    nf = os.open(fifo, os.O_RDWR)
+    refused_fds("fds-named-fifo", hello(2) + EXEC(["true"]), [nf], "not a pipe")
+    op = os.open(fifo, os.O_PATH)
+    refused_fds("fds-opath-fifo", hello(1) + EXEC(["true"]), [op], "not a pipe")
+    refused_fds("fds-read-end-as-stdout", hello(2) + EXEC(["true"]), [r], "not a pipe")
+    os.close(nf)
+    os.close(op)
+    report("fds-fifo-untouched", os.stat(fifo).st_mode & 0o777 == 0o644, oct(os.stat(fifo).st_mode))
     # A pipe as stdout: the command writes into it, no stdout frame comes.
     fs = frames(talk_fds(hello(2) + EXEC(["echo", "x"]), [w]) or b"")
     os.close(w)
@@ -777,9 +808,10 @@ PY
 		version-99 hello-twice trailing-bytes raw-exec; do
 		expect_line "PASS $name"
 	done
-	run timeout 60 "$PY" "$T/frames.py" "$S1" fds
+	run timeout 60 "$PY" "$T/frames.py" "$S1" fds "$T/fifo"
 	expect_rc 0
-	for name in fds-directory fds-socket fds-fewer fds-unannounced fds-more fds-tty fds-pipe; do
+	for name in fds-directory fds-socket fds-fewer fds-unannounced fds-more fds-tty fds-pipe \
+		fds-named-fifo fds-opath-fifo fds-read-end-as-stdout fds-fifo-untouched; do
 		expect_line "PASS $name"
 	done
 	run timeout 60 "$PY" "$T/frames.py" "$S1" order

@@ -23,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <fcntl.h>
 
 #include <cmocka.h>
 #include <msgpack.h>
@@ -259,6 +262,39 @@ test_hello(void **state)
 	assert_int_equal(proto_encode(&b, &in), -EINVAL);
 	proto_buf_free(&b);
 	free(ticket);
+}
+
+/* Only anonymous pipes, open the way the stream goes, may go with a hello. */
+static void
+test_stdio_pipe(void **state)
+{
+	char dir[] = "/tmp/moat-proto-XXXXXX", fifo[64], file[64];
+	int p[2];
+
+	assert_int_equal(pipe(p), 0);
+	assert_true(proto_stdio_pipe(p[0], 0));
+	assert_false(proto_stdio_pipe(p[0], 1));
+	assert_true(proto_stdio_pipe(p[1], 1));
+	assert_true(proto_stdio_pipe(p[1], 2));
+	assert_false(proto_stdio_pipe(p[1], 0));
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(file, sizeof(file), "%s/file", dir);
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	int named = open(fifo, O_RDWR), opath = open(fifo, O_PATH);
+	int reg = open(file, O_RDWR | O_CREAT, 0644), null = open("/dev/null", O_RDWR);
+	assert_true(named >= 0 && opath >= 0 && reg >= 0 && null >= 0);
+	assert_false(proto_stdio_pipe(named, 1)); /* a host inode */
+	assert_false(proto_stdio_pipe(opath, 1));
+	assert_false(proto_stdio_pipe(reg, 1));
+	assert_false(proto_stdio_pipe(null, 1));
+	assert_false(proto_stdio_pipe(-1, 1));
+	int fds[] = {p[0], p[1], named, opath, reg, null};
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		close(fds[i]);
+	unlink(fifo);
+	unlink(file);
+	rmdir(dir);
 }
 
 static void
@@ -1086,29 +1122,18 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hello),
-	    cmocka_unit_test(test_exec),
-	    cmocka_unit_test(test_exec_minimal),
-	    cmocka_unit_test(test_exec_max_args),
-	    cmocka_unit_test(test_started_killed),
-	    cmocka_unit_test(test_data),
-	    cmocka_unit_test(test_small_frames),
-	    cmocka_unit_test(test_error),
-	    cmocka_unit_test(test_tasks),
-	    cmocka_unit_test(test_tasks_max),
-	    cmocka_unit_test(test_kill),
-	    cmocka_unit_test(test_append),
-	    cmocka_unit_test(test_decode_accepts),
-	    cmocka_unit_test(test_data_header),
-	    cmocka_unit_test(test_data_header_refuses),
-	    cmocka_unit_test(test_frame_length),
-	    cmocka_unit_test(test_names),
-	    cmocka_unit_test(test_encode_refuses),
-	    cmocka_unit_test(test_encode_too_big),
-	    cmocka_unit_test(test_malformed),
-	    cmocka_unit_test(test_deep_nesting),
-	    cmocka_unit_test(test_err_buffer),
-	    cmocka_unit_test(test_msg_free),
+	    cmocka_unit_test(test_hello),          cmocka_unit_test(test_stdio_pipe),
+	    cmocka_unit_test(test_exec),           cmocka_unit_test(test_exec_minimal),
+	    cmocka_unit_test(test_exec_max_args),  cmocka_unit_test(test_started_killed),
+	    cmocka_unit_test(test_data),           cmocka_unit_test(test_small_frames),
+	    cmocka_unit_test(test_error),          cmocka_unit_test(test_tasks),
+	    cmocka_unit_test(test_tasks_max),      cmocka_unit_test(test_kill),
+	    cmocka_unit_test(test_append),         cmocka_unit_test(test_decode_accepts),
+	    cmocka_unit_test(test_data_header),    cmocka_unit_test(test_data_header_refuses),
+	    cmocka_unit_test(test_frame_length),   cmocka_unit_test(test_names),
+	    cmocka_unit_test(test_encode_refuses), cmocka_unit_test(test_encode_too_big),
+	    cmocka_unit_test(test_malformed),      cmocka_unit_test(test_deep_nesting),
+	    cmocka_unit_test(test_err_buffer),     cmocka_unit_test(test_msg_free),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
