@@ -178,6 +178,14 @@ int task_start(struct task_proc *p, const struct task_spec *s, char *err, size_t
  */
 int task_commit(struct task_proc *p, unsigned stdio_mask, const int stdio[3], unsigned closed);
 
+/*
+ * One message of at most len bytes (recvmsg() flags), and the descriptors that
+ * came with it: up to max (close-on-exec) in fds; any beyond, or cut off by
+ * the kernel, are closed and *dropped is set. Its length, or -1 with errno.
+ */
+ssize_t task_recv_fds(int sock, void *buf, size_t len, int flags, int *fds, size_t max,
+                      size_t *nfds, bool *dropped);
+
 /* task_prepare() and task_start() in one. */
 int task_spawn(const struct task_spec *s, struct task_proc *ret, char *err, size_t errsize);
 

@@ -1174,33 +1174,13 @@ on_first(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
 	uint8_t buf[4096];
-	char cbuf[CMSG_SPACE(3 * sizeof(int))];
-	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
-	struct msghdr mh = {
-	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	ssize_t n = task_recv_fds(fd, buf, sizeof(buf), MSG_DONTWAIT, c->got, ARRAY_SIZE(c->got),
+	                          &c->n_got, &c->got_bad);
 
-	ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+	if (n < 0 && errno == EAGAIN) {
 		event_add(c->ev_first, NULL);
 		return;
 	}
-	for (struct cmsghdr *m = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; m; m = CMSG_NXTHDR(&mh, m)) {
-		if (m->cmsg_level != SOL_SOCKET || m->cmsg_type != SCM_RIGHTS)
-			continue;
-		size_t k = (m->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k; i++) {
-			int got;
-			memcpy(&got, CMSG_DATA(m) + i * sizeof(int), sizeof(int));
-			if (c->n_got < ARRAY_SIZE(c->got))
-				c->got[c->n_got++] = got;
-			else {
-				close(got);
-				c->got_bad = true;
-			}
-		}
-	}
-	if (mh.msg_flags & MSG_CTRUNC)
-		c->got_bad = true;
 	if (n <= 0) {
 		if (!c->free_scheduled)
 			conn_free(c);

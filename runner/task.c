@@ -373,12 +373,9 @@ send_msg(int control, enum task_event ev, int value, const char *text, int fd)
 	return send_msg_fds(control, ev, value, text, &fd, fd >= 0);
 }
 
-/*
- * One message of at most len bytes, and the descriptors with it (up to max,
- * close-on-exec; any beyond are closed): its length, or -1.
- */
-static ssize_t
-recv_fds(int sock, void *buf, size_t len, int *fds, size_t max, size_t *nfds)
+ssize_t
+task_recv_fds(int sock, void *buf, size_t len, int flags, int *fds, size_t max, size_t *nfds,
+              bool *dropped)
 {
 	char cbuf[CMSG_SPACE(4 * sizeof(int))];
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
@@ -387,8 +384,9 @@ recv_fds(int sock, void *buf, size_t len, int *fds, size_t max, size_t *nfds)
 	ssize_t n;
 
 	*nfds = 0;
+	*dropped = false;
 	do
-		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+		n = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
 	for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
@@ -396,13 +394,26 @@ recv_fds(int sock, void *buf, size_t len, int *fds, size_t max, size_t *nfds)
 		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
 			int fd;
 			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (*nfds < max)
+			if (*nfds < max) {
 				fds[(*nfds)++] = fd;
-			else
+			} else {
 				close(fd);
+				*dropped = true;
+			}
 		}
 	}
+	if (n >= 0 && (mh.msg_flags & MSG_CTRUNC))
+		*dropped = true;
 	return n;
+}
+
+/* A blocking task_recv_fds() for the init and the command: extras are only closed. */
+static ssize_t
+recv_fds(int sock, void *buf, size_t len, int *fds, size_t max, size_t *nfds)
+{
+	bool dropped;
+
+	return task_recv_fds(sock, buf, len, 0, fds, max, nfds, &dropped);
 }
 
 /*
